@@ -1,0 +1,91 @@
+/// @file
+/// @brief The serial (single-thread host) backend and its primitives.
+/// It is also the generic fallback: openmp derives from serial, so every
+/// primitive without an OpenMP overload runs this code.
+#pragma once
+
+#include <algorithm>
+#include <span>
+#include <vector>
+
+#include "../core/error.hpp"
+#include "traits.hpp"
+
+namespace emgpu::backend {
+
+/// @brief Single-threaded host execution. Stateless, cheap to copy.
+struct serial {};
+
+/// @brief Calls f(i) for i in [0, n).
+template <class F>
+inline void for_each_index(const serial&, index_t n, F&& f) {
+  for (index_t i = 0; i < n; ++i) f(i);
+}
+
+/// @brief Calls f(i, j) for i in [0, n0), j in [0, n1); i varies fastest so a
+///        column-major matrix is walked contiguously.
+template <class F>
+inline void for_each_index(const serial&, index_t n0, index_t n1, F&& f) {
+  for (index_t j = 0; j < n1; ++j)
+    for (index_t i = 0; i < n0; ++i) f(i, j);
+}
+
+/// @brief op-reduction of map(i) over [0, n), starting from init.
+/// Evaluation order is fixed (left to right), so results are reproducible.
+template <class T, class Map, class Op>
+inline T reduce(const serial&, index_t n, T init, Map&& map, Op&& op) {
+  T acc = init;
+  for (index_t i = 0; i < n; ++i) acc = op(acc, map(i));
+  return acc;
+}
+
+/// @brief Host backends complete every call before returning.
+inline void synchronize(const serial&) {}
+
+/// @brief Copies host data into an owning buffer of the backend.
+template <class T>
+inline std::vector<T> to_backend(const serial&, std::span<const T> host) {
+  return std::vector<T>(host.begin(), host.end());
+}
+
+/// @brief Copies a backend buffer to host memory.
+template <class T>
+inline std::vector<T> to_host(const serial&, const std::vector<T>& v) {
+  return v;
+}
+
+/// @brief Allocates n elements in the backend's space (contents unspecified
+///        for trivially constructible T on device; value-initialised on host).
+template <class T>
+inline std::vector<T> make_vector(const serial&, index_t n) {
+  detail::require(n >= 0, "emgpu::make_vector: negative size");
+  return std::vector<T>(static_cast<std::size_t>(n));
+}
+
+/// @brief Raw copies between host memory and the backend's memory.
+template <class T>
+inline void copy_to_host(const serial&, const T* src, index_t n, T* dst) {
+  std::copy(src, src + n, dst);
+}
+template <class T>
+inline void copy_from_host(const serial&, const T* src, index_t n, T* dst) {
+  std::copy(src, src + n, dst);
+}
+/// @brief Copy within the backend's memory space.
+template <class T>
+inline void copy_within(const serial&, const T* src, index_t n, T* dst) {
+  std::copy(src, src + n, dst);
+}
+
+}  // namespace emgpu::backend
+
+namespace emgpu {
+template <>
+struct backend_traits<backend::serial> {
+  using memory_space = host_space;
+  template <class T>
+  using vector = std::vector<T>;
+  static constexpr const char* name = "serial";
+  static constexpr bool is_device = false;
+};
+}  // namespace emgpu

@@ -1,0 +1,10 @@
+/// @file
+/// @brief Umbrella header: everything emgpu offers.
+///
+/// Include this, or a module header (emgpu/core.hpp, emgpu/backend.hpp,
+/// emgpu/math.hpp, ...) for less. The CUDA backend and the CUDA paths of the
+/// solvers appear only in translation units compiled by nvcc.
+#pragma once
+
+#include "core.hpp"
+#include "backend.hpp"

@@ -1,0 +1,40 @@
+// The backends a test source is instantiated for: serial and OpenMP in the CPU
+// build, CUDA in the nvcc build of the same source (EMGPU_TEST_CUDA).
+#pragma once
+
+#include <cmath>
+#include <span>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <emgpu/emgpu.hpp>
+
+#include "catch.hpp"
+
+namespace emgpu_test {
+
+#if defined(EMGPU_TEST_CUDA)
+using backends = std::tuple<emgpu::backend::cuda>;
+#else
+using backends = std::tuple<emgpu::backend::serial, emgpu::backend::openmp>;
+#endif
+
+/// Uploads a host vector to backend B.
+template <class B, class T>
+auto upload(const B& b, const std::vector<T>& h) {
+  return to_backend(b, std::span<const T>(h.data(), h.size()));
+}
+
+/// Relative 2-norm difference ||a - b|| / ||b|| of two host ranges.
+template <class VA, class VB>
+double rel_diff(const VA& a, const VB& b) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    num += double(emgpu::abs2(a[i] - b[i]));
+    den += double(emgpu::abs2(b[i]));
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+}  // namespace emgpu_test
