@@ -25,7 +25,7 @@ struct value_fn {
 };
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("for_each_index covers every index exactly once", "[core][backend]",
+TEMPLATE_LIST_TEST_CASE("for_each_index covers every index exactly once", "[core][backend][sanitize]",
                         backends) {
   const TestType b{};
   for (index_t n : {index_t(0), index_t(1), index_t(7), index_t(1000), index_t(300001)}) {
@@ -39,7 +39,7 @@ TEMPLATE_LIST_TEST_CASE("for_each_index covers every index exactly once", "[core
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("2D for_each_index writes a full column-major tile", "[core][backend]",
+TEMPLATE_LIST_TEST_CASE("2D for_each_index writes a full column-major tile", "[core][backend][sanitize]",
                         backends) {
   const TestType b{};
   const std::vector<std::pair<index_t, index_t>> shapes = {{1, 1}, {3, 5}, {129, 3}, {1000, 70}, {5, 70001}};
