@@ -165,3 +165,30 @@ TEST_CASE("error hierarchy carries the failing index and code", "[core]") {
   REQUIRE(d.code() == 2);
   REQUIRE_FALSE(d.out_of_memory());
 }
+
+namespace {
+struct cplx_fn {
+  const complexd* p;
+  EMGPU_HD complexd operator()(index_t i) const { return p[i] * p[i]; }
+};
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE("reduce over complex values and odd sizes", "[core][backend][sanitize]",
+                        backends) {
+  const TestType b{};
+  for (index_t n : {index_t(1), index_t(3), index_t(255), index_t(1025), index_t(4 * 256 * 1024 + 17)}) {
+    std::vector<complexd> h(static_cast<std::size_t>(n));
+    for (index_t i = 0; i < n; ++i) h[std::size_t(i)] = complexd(std::cos(0.37 * i), std::sin(0.11 * i));
+    auto d = emgpu_test::upload(b, h);
+    std::complex<long double> ref = 0;
+    long double mag = 0;
+    for (auto z : h) {
+      ref += std::complex<long double>(to_std(z * z));
+      mag += std::abs(to_std(z * z));
+    }
+    const complexd got = reduce(b, n, complexd(1, -1), cplx_fn{d.data()}, detail::plus_fn{});
+    // Order differs by backend: |error| <= n eps sum|x_i|, plus the init term.
+    const double err = std::abs(to_std(got) - std::complex<double>(ref + std::complex<long double>(1, -1)));
+    REQUIRE(err <= double(n) * 2.3e-16 * double(mag) + 1e-15);
+  }
+}
