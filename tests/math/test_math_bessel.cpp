@@ -7,9 +7,11 @@
 // term rules (relative error); next to a zero the function value is tiny and the
 // second (absolute, scaled to the oscillation) takes over.
 //   double: rel = 1e-14, abs = 1e-15  (the targets of issue 2)
-//   float : rel = 1e-6,  abs = 5e-7   (about 8 float ulps of the amplitude; float
-//           tests run on the float-representable points only, so no argument
-//           rounding enters)
+//   float : rel = 1e-6,  abs = 1e-6   (17 float ulps of the amplitude; float tests
+//           run on the float-representable points only, so no argument rounding
+//           enters)
+// In addition, where |f| >= env/2 (clearly away from zeros) the relative error
+// alone must stay below rel.
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -19,6 +21,12 @@
 #include <vector>
 
 #include "common/backends.hpp"
+
+#if defined(__CUDACC__)
+// The host-side reference parsing uses long double, which nvcc flags for device
+// code; no device code here touches it.
+#pragma nv_diag_suppress 20208
+#endif
 
 using namespace emgpu;
 using emgpu_test::backends;
@@ -199,6 +207,7 @@ void run_reference_test(const B& b, double rel, double abs) {
              << st.worst_x << "; max rel (|f|>=env/2) " << st.max_rel_away << ", max err/env "
              << st.max_abs_env);
         CHECK(st.failures == 0);
+        CHECK(st.max_rel_away <= rel);
         if (s == 0)
           std::printf("[math] %-7s %-6s %s %-5s max rel err (away from zeros) %.2e, max abs err/env near zeros %.2e\n",
                       backend_traits<B>::name, sizeof(T) == 4 ? "float" : "double", fname[k],
@@ -258,7 +267,7 @@ TEMPLATE_LIST_TEST_CASE("Bessel and Hankel functions match mpmath in double", "[
 
 TEMPLATE_LIST_TEST_CASE("Bessel and Hankel functions match mpmath in float", "[math][bessel]",
                         backends) {
-  run_reference_test<TestType, float>(TestType{}, 1e-6, 5e-7);
+  run_reference_test<TestType, float>(TestType{}, 1e-6, 1e-6);
 }
 
 TEMPLATE_LIST_TEST_CASE("Wronskian J1 Y0 - J0 Y1 = 2/(pi x) over [1e-8, 1e4]", "[math][bessel]",
