@@ -88,6 +88,36 @@ EMGPU_HD inline T y1(T x) {
   return a.amp * (q * (a.s - a.c) - p * (a.s + a.c));
 }
 
+/// J_n and Y_n of one order together (one log or one sincos); x > 0.
+template <class T>
+struct jy { T j, y; };
+
+template <class T>
+EMGPU_HD inline jy<T> jy0_positive(T x) {
+  if (x <= bessel_split<T>) {
+    const T u = small_u(x);
+    const T j = coef::j0_small(u);
+    return {j, two_over_pi<T> * hd_log(x * T(0.5)) * j + coef::y0_small(u)};
+  }
+  const large_arg<T> a(x);
+  const T p = coef::p0_large(a.t), q = coef::q0_large(a.t) * a.inv_x;
+  const T sp = a.s + a.c, sm = a.s - a.c;
+  return {a.amp * (p * sp - q * sm), a.amp * (p * sm + q * sp)};
+}
+
+template <class T>
+EMGPU_HD inline jy<T> jy1_positive(T x) {
+  if (x <= bessel_split<T>) {
+    const T u = small_u(x);
+    const T j = x * coef::j1_small(u);
+    return {j, two_over_pi<T> * (hd_log(x * T(0.5)) * j - T(1) / x) + x * coef::y1_small(u)};
+  }
+  const large_arg<T> a(x);
+  const T p = coef::p1_large(a.t), q = coef::q1_large(a.t) * a.inv_x;
+  const T sp = a.s + a.c, sm = a.s - a.c;
+  return {a.amp * (p * sm + q * sp), a.amp * (q * sm - p * sp)};
+}
+
 /// J0, J1, Y0, Y1 together; x > 0 (the caller handles bad input).
 template <class T>
 struct jy01 { T j0, j1, y0, y1; };
