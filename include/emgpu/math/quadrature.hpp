@@ -89,7 +89,7 @@ std::vector<T> log_product_weights(index_t n, T a, T b, T x0) {
   const ld h = (ld(b) - ld(a)) / 2;
   const ld t0 = (2 * ld(x0) - ld(a) - ld(b)) / (ld(b) - ld(a));
   const std::vector<ld> m = detail::log_moments(n, t0);
-  const ld lnh = std::log(h);
+  const ld lnh = logl(h);
   std::vector<T> w(static_cast<std::size_t>(n));
   for (std::size_t i = 0; i < std::size_t(n); ++i) {
     // Sum_k (2k+1)/2 m_k P_k(t_i), P_k by the recurrence.

@@ -1,12 +1,17 @@
 /// @file
 /// @brief Host implementation of the Gauss-Legendre and log-product rules. Everything
 ///        is computed in long double and rounded once, so double results carry the
-///        rounding of the final conversion only.
+///        rounding of the final conversion only. The C long double functions (logl,
+///        ...) are used rather than the std:: overloads: libstdc++ declares those
+///        constexpr, and nvcc with --expt-relaxed-constexpr would then compile them
+///        for the device and warn that long double becomes double there. For the
+///        same reason no lambda touches long double and every std::vector<long double>
+///        is built with an explicit fill value (the value-initialising constructor
+///        is constexpr in C++20).
 #pragma once
 
-#include <cmath>
-#include <limits>
-#include <numbers>
+#include <cfloat>
+#include <math.h>
 #include <vector>
 
 #include "../../core/config.hpp"
@@ -34,11 +39,11 @@ inline void legendre_pair(index_t n, ld x, ld& pn, ld& pnm1) {
 inline void gauss_legendre_ld(index_t n, std::vector<ld>& x, std::vector<ld>& w) {
   x.assign(std::size_t(n), 0);
   w.assign(std::size_t(n), 0);
-  const ld pi = std::numbers::pi_v<ld>;
+  const ld pi = ld(3.141592653589793238462643383279502884L);
   const ld nn = ld(n);
-  const ld eps = std::numeric_limits<ld>::epsilon();
+  const ld eps = ld(LDBL_EPSILON);
   for (index_t k = 1; k <= (n + 1) / 2; ++k) {  // k-th largest root
-    ld r = (1 - 1 / (8 * nn * nn) + 1 / (8 * nn * nn * nn)) * std::cos(pi * (4 * ld(k) - 1) / (4 * nn + 2));
+    ld r = (1 - 1 / (8 * nn * nn) + 1 / (8 * nn * nn * nn)) * cosl(pi * (4 * ld(k) - 1) / (4 * nn + 2));
     if (2 * k - 1 == n) r = 0;  // the middle node of an odd rule is exactly 0
     ld pn = 0, pm = 0, dp = 0;
     for (int it = 0; it < 100; ++it) {
@@ -46,7 +51,7 @@ inline void gauss_legendre_ld(index_t n, std::vector<ld>& x, std::vector<ld>& w)
       dp = nn * (r * pn - pm) / (r * r - 1);
       const ld dx = pn / dp;
       r -= dx;
-      if (std::fabs(dx) <= 4 * eps) {
+      if (fabsl(dx) <= 4 * eps) {
         // One more step at the converged point leaves the last bits right.
         legendre_pair(n, r, pn, pm);
         dp = nn * (r * pn - pm) / (r * r - 1);
@@ -65,6 +70,11 @@ inline void gauss_legendre_ld(index_t n, std::vector<ld>& x, std::vector<ld>& w)
   }
 }
 
+/// u ln|u| with the limit 0 at u = 0. A named function, not a lambda: lambdas are
+/// implicitly constexpr, which nvcc --expt-relaxed-constexpr would compile for the
+/// device (and warn about long double there).
+inline ld xlogx(ld u) { return u == 0 ? ld(0) : u * logl(fabsl(u)); }
+
 /// Moments m_k = Integral_{-1}^{1} P_k(t) ln|t - t0| dt, k = 0..q-1.
 ///
 /// Integrating by parts with S_k = (P_{k+1} - P_{k-1})/(2k+1) (S_k(+-1) = 0) gives
@@ -80,27 +90,26 @@ inline void gauss_legendre_ld(index_t n, std::vector<ld>& x, std::vector<ld>& w)
 ///    recurrence, normalised by Q_0.
 inline std::vector<ld> log_moments(index_t q, ld t0) {
   std::vector<ld> m(std::size_t(q), 0);
-  const ld a = std::fabs(t0);
+  const ld a = fabsl(t0);
   // m_0 = [(t - t0) ln|t - t0| - t]_{-1}^{1}
-  auto xlogx = [](ld u) { return u == 0 ? ld(0) : u * std::log(std::fabs(u)); };
   ld q0;  // Q_0(t0) = 1/2 ln|(t0 + 1)/(t0 - 1)|
   if (a > 2) {
-    q0 = ld(0.5) * std::log1p(2 / (t0 - 1));
+    q0 = ld(0.5) * log1pl(2 / (t0 - 1));
     // The xlogx form cancels for large |t0|; this one does not.
-    m[0] = std::log(std::fabs(t0 - 1)) + std::log(std::fabs(t0 + 1)) + 2 * t0 * q0 - 2;
+    m[0] = logl(fabsl(t0 - 1)) + logl(fabsl(t0 + 1)) + 2 * t0 * q0 - 2;
   } else {
-    q0 = (a == 1) ? std::numeric_limits<ld>::infinity() * t0
-                  : ld(0.5) * std::log(std::fabs((1 + t0) / (1 - t0)));
+    q0 = (a == 1) ? ld(HUGE_VALL) * t0
+                  : ld(0.5) * logl(fabsl((1 + t0) / (1 - t0)));
     m[0] = xlogx(1 - t0) + xlogx(1 + t0) - 2;
   }
   if (q == 1) return m;
   // Loss factor of the forward split at degree q: rho^{-2q}.
-  const ld rho = a > 1 ? 1 / (a + std::sqrt((a - 1) * (a + 1))) : ld(1);
-  const bool forward = a <= 1 || -2 * ld(q + 1) * std::log(rho) < std::log(ld(1e3));
-  std::vector<ld> Q(std::size_t(q + 1));
+  const ld rho = a > 1 ? 1 / (a + sqrtl((a - 1) * (a + 1))) : ld(1);
+  const bool forward = a <= 1 || -2 * ld(q + 1) * logl(rho) < logl(ld(1e3));
+  std::vector<ld> Q(std::size_t(q + 1), ld(0));  // explicit fill: see the file comment
   if (forward) {
     // P_n and W_n up to n = q; D_k = Q_{k+1} - Q_{k-1}.
-    std::vector<ld> P(std::size_t(q + 1)), W(std::size_t(q + 1));
+    std::vector<ld> P(std::size_t(q + 1), ld(0)), W(std::size_t(q + 1), ld(0));
     P[0] = 1;
     W[0] = 0;
     P[1] = t0;
@@ -118,15 +127,15 @@ inline std::vector<ld> log_moments(index_t q, ld t0) {
     return m;
   }
   // Miller: start far enough above q that rho^{2(N - q)} < 1e-24.
-  const index_t start = q + 2 + index_t(std::ceil(24 * std::log(ld(10)) / (-2 * std::log(rho))));
-  ld qp1 = 0, qn = std::numeric_limits<ld>::min() * ld(1e10) * (t0 > 0 ? 1 : -1);
+  const index_t start = q + 2 + index_t(ceill(24 * logl(ld(10)) / (-2 * logl(rho))));
+  ld qp1 = 0, qn = ld(LDBL_MIN) * ld(1e10) * (t0 > 0 ? 1 : -1);
   for (index_t n = start; n >= 1; --n) {
     // Q_{n-1} = ((2n+1) t0 Q_n - (n+1) Q_{n+1}) / n
     const ld qm1 = (ld(2 * n + 1) * t0 * qn - ld(n + 1) * qp1) / ld(n);
     qp1 = qn;
     qn = qm1;
     if (n - 1 <= q) Q[std::size_t(n - 1)] = qn;
-    if (std::fabs(qn) > ld(1e300)) {  // rescale to stay in range
+    if (fabsl(qn) > ld(1e300)) {  // rescale to stay in range
       for (index_t j = n - 1; j <= q && j <= start; ++j) Q[std::size_t(j)] *= ld(1e-300);
       qn *= ld(1e-300);
       qp1 *= ld(1e-300);
