@@ -122,8 +122,8 @@ void run_gpu(emgpu_bench::report& rep, index_t n_se, index_t n_oe, index_t n_rhs
     fe::radiation_operator<emgpu::backend::cuda, Real, S> op(
         b, {.points = p.src, .weights = p.w}, p.obs, {Real(k0), Real(emgpu::constants::eta0)},
         {.check_separation = false});
-    const auto Jd = emgpu::to_backend(b, std::span<const emgpu::complex<Real>>(p.J));
-    const auto Md = emgpu::to_backend(b, std::span<const emgpu::complex<Real>>(p.M));
+    const auto Jd = emgpu::backend::to_backend(b, std::span<const emgpu::complex<Real>>(p.J));
+    const auto Md = emgpu::backend::to_backend(b, std::span<const emgpu::complex<Real>>(p.M));
     // One probe apply sizes the repeats to ~1 s per configuration.
     const auto probe = emgpu_bench::time_cuda(st, [&] { op.apply_resident(Jd.data(), Md.data(), n_rhs); }, 0, 1);
     const int reps = int(std::clamp(1.0 / std::max(probe.median_s, 1e-6), 1.0, 10.0));

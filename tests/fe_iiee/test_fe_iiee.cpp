@@ -24,13 +24,13 @@ fe::hertzian_dipole<double> dipole(std::array<double, 3> r0) {
   return {r0, {std::complex<double>(1.0, 0.5), {-0.3, 0.2}, {0.7, -0.4}}, k0, eta0};
 }
 
-// Interior points for extinction: radius 0.2 lambda about the centre, at
-// least 0.1 lambda from the (off-centre) dipole and 0.3 lambda from S'.
+// Interior points for extinction: radius 0.38 lambda about the centre, 0.12
+// lambda inside S' (sphere and cube faces) and >= 0.25 lambda from the dipole.
 std::vector<double> interior_points() {
   std::vector<double> p;
   for (int i = 0; i < 12; ++i) {
     const double ct = -1 + (i + 0.5) / 6.0, st = std::sqrt(1 - ct * ct), ph = 2.4 * i;
-    p.insert(p.end(), {0.2 * st * std::cos(ph), 0.2 * st * std::sin(ph), 0.2 * ct});
+    p.insert(p.end(), {0.38 * st * std::cos(ph), 0.38 * st * std::sin(ph), 0.38 * ct});
   }
   return p;
 }
@@ -51,12 +51,14 @@ TEMPLATE_LIST_TEST_CASE("fe_iiee: Love equivalence of a Hertzian dipole in a sph
   // Centred and off-centre (0.12 lambda) dipole with a complex orientation.
   const auto r0 = GENERATE(std::array<double, 3>{0, 0, 0}, std::array<double, 3>{0.07, -0.05, 0.08});
   const auto d = dipole(r0);
-  const auto obs = box_points(0.6 * lambda, {0, 0, 0}, 4);  // 0.1 lambda (face centres) .. 0.54 (corners)
+  // 5 x 5 points per face: 0.1 lambda from S' at the face centres, 0.54 at the corners.
+  const auto obs = box_points(0.6 * lambda, {0, 0, 0}, 5);
   const auto inner = interior_points();
   double prev[2] = {1, 1};
-  // The conventions quote 1e-8 at 7200 points and 1e-11 at 12800 (centred);
-  // 120 x 240 = 28800 points must reach 1e-10 for the off-centre dipole too.
-  const int levels[3][2] = {{40, 80}, {60, 120}, {120, 240}};
+  // The conventions quote 1e-8 at 7200 points, 1e-11 at 12800 and 2e-14 at
+  // 28800 (measured here: 4.6e-9, 4.7e-12, 5.8e-15); from 12800 points on the
+  // error must be <= 1e-10, for the off-centre dipole too.
+  const int levels[4][2] = {{40, 80}, {60, 120}, {80, 160}, {120, 240}};
   for (const auto& lv : levels) {
     const auto s = sphere(0.5 * lambda, {0, 0, 0}, lv[0], lv[1]);
     const auto c = dipole_currents<double>(d, s);
@@ -67,9 +69,11 @@ TEMPLATE_LIST_TEST_CASE("fe_iiee: Love equivalence of a Hertzian dipole in a sph
     CHECK(err[1] < prev[1] / 10);
     prev[0] = err[0];
     prev[1] = err[1];
-    if (lv[0] == 120) {
+    if (lv[0] >= 80) {
       CHECK(err[0] <= 1e-10);
       CHECK(err[1] <= 1e-10);
+    }
+    if (lv[0] == 120) {
       const auto ext = field_errors(radiate(b, s, inner, c), inner, d, true);
       INFO("extinction " << ext[0] << " " << ext[1]);
       CHECK(ext[0] <= 1e-10);
@@ -83,10 +87,11 @@ TEMPLATE_LIST_TEST_CASE("fe_iiee: Love equivalence of a Hertzian dipole in a cub
   const TestType b{};
   const auto r0 = GENERATE(std::array<double, 3>{0, 0, 0}, std::array<double, 3>{0.07, -0.05, 0.08});
   const auto d = dipole(r0);
-  const auto obs = box_points(0.65 * lambda, {0, 0, 0}, 4);  // 0.15 lambda from the faces
+  const auto obs = box_points(0.65 * lambda, {0, 0, 0}, 5);  // 0.15 lambda from the faces
   const auto inner = interior_points();
   double prev[2] = {1, 1};
-  for (int n : {16, 32, 56}) {
+  // Measured: 3.6e-4, 5.3e-8, 6.0e-12, 6.2e-14 at 1536, 6144, 13824, 18816 points.
+  for (int n : {16, 32, 48, 56}) {
     const auto s = cube(0.5 * lambda, {0, 0, 0}, n);
     const auto c = dipole_currents<double>(d, s);
     const auto err = field_errors(radiate(b, s, obs, c), obs, d, false);
@@ -95,9 +100,11 @@ TEMPLATE_LIST_TEST_CASE("fe_iiee: Love equivalence of a Hertzian dipole in a cub
     CHECK(err[1] < prev[1] / 10);
     prev[0] = err[0];
     prev[1] = err[1];
-    if (n == 56) {  // 18816 points
+    if (n >= 48) {
       CHECK(err[0] <= 1e-10);
       CHECK(err[1] <= 1e-10);
+    }
+    if (n == 56) {  // 18816 points; extinction measured 5.7e-13
       const auto ext = field_errors(radiate(b, s, inner, c), inner, d, true);
       INFO("extinction " << ext[0] << " " << ext[1]);
       CHECK(ext[0] <= 1e-10);
@@ -109,8 +116,9 @@ TEMPLATE_LIST_TEST_CASE("fe_iiee: Love equivalence of a Hertzian dipole in a cub
 TEMPLATE_LIST_TEST_CASE("fe_iiee: single precision reaches 1e-4", "[fe_iiee]", emgpu_test::backends) {
   const TestType b{};
   const auto d = dipole({0.07, -0.05, 0.08});
-  const auto obs = box_points(0.6 * lambda, {0, 0, 0}, 4);
-  const auto s = sphere(0.5 * lambda, {0, 0, 0}, 60, 120);  // quadrature error ~1e-8, below float
+  const auto obs = box_points(0.6 * lambda, {0, 0, 0}, 5);
+  // quadrature error 5e-9, far below float rounding; measured 1.6e-6 (E, curlE).
+  const auto s = sphere(0.5 * lambda, {0, 0, 0}, 60, 120);
   const auto c = dipole_currents<float>(d, s);
   const auto err = field_errors(radiate(b, s, obs, c), obs, d, false);
   INFO("float err E " << err[0] << " curlE " << err[1]);
