@@ -108,8 +108,11 @@ struct radiation_kernel {
   }
   EMGPU_HD static void sincos_hd(Real x, Real& s, Real& c) {
 #if defined(__CUDA_ARCH__)
-    if constexpr (sizeof(Real) == 4) ::sincosf(x, &s, &c);
-    else ::sincos(x, &s, &c);
+    // sincospi's argument reduction is exact and branch-free (no Payne-Hanek
+    // slow path); the extra rounding of x / pi is one ulp of the phase.
+    constexpr Real inv_pi = Real(0.318309886183790671537767526745028724);
+    if constexpr (sizeof(Real) == 4) ::sincospif(x * inv_pi, &s, &c);
+    else ::sincospi(x * inv_pi, &s, &c);
 #else
     s = std::sin(x);
     c = std::cos(x);
