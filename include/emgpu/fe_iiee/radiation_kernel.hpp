@@ -86,9 +86,11 @@ struct radiation_kernel {
   }
 
   /// @brief acc += the pair's contribution for one RHS (cur = Jt, Mt).
-  EMGPU_HD static void accumulate(const coupling& c, const Real* cur, Real* acc) {
-    field_part(c, cur + 6, cur, acc, Real(1));       // E: X = Mt, Y = Jt
-    field_part(c, cur, cur + 6, acc + 6, Real(-1));  // C: X = Jt, Y = Mt
+  /// Accumulator i lives at acc[i * stride]: 1 on the GPU (registers), the
+  /// observer-tile width on the CPU, whose SIMD lanes run over observers.
+  EMGPU_HD static void accumulate(const coupling& c, const Real* cur, Real* acc, index_t stride = 1) {
+    field_part(c, cur + 6, cur, acc, stride, Real(1));              // E: X = Mt, Y = Jt
+    field_part(c, cur, cur + 6, acc + 6 * stride, stride, Real(-1));  // C: X = Jt, Y = Mt
   }
 
   /// @brief Turns accumulators (E, C) into (E, curlE = j k C), 6 complex.
@@ -123,7 +125,7 @@ struct radiation_kernel {
   // acc3 += G g1 (X x u) + sgn [G p Y + G q (u . Y) u]; for E: X = Mt, Y = Jt, sgn = +1;
   // for C: X = Jt, Y = Mt, sgn = -1.
   EMGPU_HD static void field_part(const coupling& c, const Real* x, const Real* y, Real* acc,
-                                  Real sgn) {
+                                  index_t st, Real sgn) {
     const Real ux = c.ux, uy = c.uy, uz = c.uz;
     // X x u (complex vector, real u)
     const Real cxr = x[2] * uz - x[4] * uy, cxi = x[3] * uz - x[5] * uy;
@@ -135,12 +137,12 @@ struct radiation_kernel {
     // s = sgn G q (u . Y);  P = sgn G p
     const Real sr = sgn * (c.qr * dr - c.qi * di), si = sgn * (c.qr * di + c.qi * dr);
     const Real pr = sgn * c.pr, pi = sgn * c.pi;
-    acc[0] += c.gr * cxr - c.gi * cxi + pr * y[0] - pi * y[1] + sr * ux;
-    acc[1] += c.gr * cxi + c.gi * cxr + pr * y[1] + pi * y[0] + si * ux;
-    acc[2] += c.gr * cyr - c.gi * cyi + pr * y[2] - pi * y[3] + sr * uy;
-    acc[3] += c.gr * cyi + c.gi * cyr + pr * y[3] + pi * y[2] + si * uy;
-    acc[4] += c.gr * czr - c.gi * czi + pr * y[4] - pi * y[5] + sr * uz;
-    acc[5] += c.gr * czi + c.gi * czr + pr * y[5] + pi * y[4] + si * uz;
+    acc[0 * st] += c.gr * cxr - c.gi * cxi + pr * y[0] - pi * y[1] + sr * ux;
+    acc[1 * st] += c.gr * cxi + c.gi * cxr + pr * y[1] + pi * y[0] + si * ux;
+    acc[2 * st] += c.gr * cyr - c.gi * cyi + pr * y[2] - pi * y[3] + sr * uy;
+    acc[3 * st] += c.gr * cyi + c.gi * cyr + pr * y[3] + pi * y[2] + si * uy;
+    acc[4 * st] += c.gr * czr - c.gi * czi + pr * y[4] - pi * y[5] + sr * uz;
+    acc[5 * st] += c.gr * czi + c.gi * czr + pr * y[5] + pi * y[4] + si * uz;
   }
 };
 

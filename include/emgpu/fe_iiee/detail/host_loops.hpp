@@ -16,26 +16,55 @@
 
 namespace emgpu::fe_iiee::detail {
 
-inline constexpr index_t host_obs_tile = 16;  // observers per tile
-inline constexpr index_t host_rhs_tile = 32;  // RHS per tile: acc = 16 x 32 x 12 Real (<= 48 KiB)
+inline constexpr index_t host_obs_tile = 16;  // observers per tile = SIMD lanes of the RHS loop
+inline constexpr index_t host_rhs_tile = 32;  // RHS per tile: local = 32 x 12 x 16 Real (48 KiB)
 
-/// acc[(o - o0) * ldr + (r - r0)) * 12 + c] += sum over s in [s0, s1) of the
-/// contribution of source s to observer o for RHS r.
+/// local[((r - r0) * 12 + c) * host_obs_tile + (o - o0)] += sum over s in [s0, s1)
+/// of the contribution of source s to observer o for RHS r (c: accumulator).
+/// The couplings of the tile's observers are formed once per source (scalar:
+/// sincos) and stored lane-wise; the per-RHS accumulation then runs over the
+/// observers as SIMD lanes (unused lanes carry zero couplings).
 template <class Real>
 inline void host_tile(const point4<Real>* src, index_t s0, index_t s1, const Real* folded,
                       index_t n_rhs, index_t r0, index_t r1, const point4<Real>* obs, index_t o0,
-                      index_t o1, Real k, Real inv_k, Real* acc, index_t ldr) {
+                      index_t o1, Real k, Real inv_k, Real* local) {
   using K = radiation_kernel<Real>;
-  const index_t nr = r1 - r0;
+  using C = typename K::coupling;
+  constexpr index_t OT = host_obs_tile;
+  alignas(64) Real cu[9][OT];
+  for (int q = 0; q < 9; ++q)
+    for (index_t i = 0; i < OT; ++i) cu[q][i] = Real(0);
   for (index_t s = s0; s < s1; ++s) {
     const point4<Real> sp = src[s];
-    const Real* cs = folded + (s * n_rhs + r0) * 12;
     for (index_t o = o0; o < o1; ++o) {
-      const auto c = K::couple(obs[o].x - sp.x, obs[o].y - sp.y, obs[o].z - sp.z, k, inv_k);
-      Real* a = acc + (o - o0) * ldr * 12;
-      for (index_t r = 0; r < nr; ++r) K::accumulate(c, cs + r * 12, a + r * 12);
+      const C c = K::couple(obs[o].x - sp.x, obs[o].y - sp.y, obs[o].z - sp.z, k, inv_k);
+      const index_t i = o - o0;
+      cu[0][i] = c.ux, cu[1][i] = c.uy, cu[2][i] = c.uz, cu[3][i] = c.gr, cu[4][i] = c.gi;
+      cu[5][i] = c.pr, cu[6][i] = c.pi, cu[7][i] = c.qr, cu[8][i] = c.qi;
+    }
+    for (index_t r = r0; r < r1; ++r) {
+      const Real* cur = folded + (s * n_rhs + r) * 12;
+      Real* a = local + (r - r0) * 12 * OT;
+#pragma omp simd
+      for (index_t i = 0; i < OT; ++i) {
+        const C c{cu[0][i], cu[1][i], cu[2][i], cu[3][i], cu[4][i],
+                  cu[5][i], cu[6][i], cu[7][i], cu[8][i]};
+        K::accumulate(c, cur, a + i, OT);
+      }
     }
   }
+}
+
+/// Copies a tile's local accumulators into the [o][r][12] buffer.
+template <class Real>
+inline void host_store(const Real* local, index_t o0, index_t o1, index_t r0, index_t r1,
+                       index_t n_rhs, Real* acc) {
+  for (index_t o = o0; o < o1; ++o)
+    for (index_t r = r0; r < r1; ++r) {
+      Real* d = acc + (o * n_rhs + r) * 12;
+      const Real* l = local + (r - r0) * 12 * host_obs_tile + (o - o0);
+      for (int c = 0; c < 12; ++c) d[c] = l[c * host_obs_tile];
+    }
 }
 
 /// Runs the strategy into acc (n_part partial accumulators of n_obs x n_rhs x 12
@@ -62,10 +91,8 @@ inline index_t host_run(loop_kind kind, int threads, const point4<Real>* src, in
         const index_t o0 = ot * host_obs_tile, o1 = std::min(n_obs, o0 + host_obs_tile);
         const index_t r0 = rtile * rt, r1 = std::min(n_rhs, r0 + rt);
         std::fill(local.begin(), local.end(), Real(0));
-        host_tile(src, 0, n_s, folded, n_rhs, r0, r1, obs, o0, o1, k, inv_k, local.data(), rt);
-        for (index_t o = o0; o < o1; ++o)
-          std::copy_n(local.data() + (o - o0) * rt * 12, (r1 - r0) * 12,
-                      acc + (o * n_rhs + r0) * 12);
+        host_tile(src, 0, n_s, folded, n_rhs, r0, r1, obs, o0, o1, k, inv_k, local.data());
+        host_store(local.data(), o0, o1, r0, r1, n_rhs, acc);
       }
     }
     return 1;
@@ -80,9 +107,8 @@ inline index_t host_run(loop_kind kind, int threads, const point4<Real>* src, in
         for (index_t ot = 0; ot < n_ot; ++ot) {
           const index_t o0 = ot * host_obs_tile, o1 = std::min(n_obs, o0 + host_obs_tile);
           std::fill(local.begin(), local.end(), Real(0));
-          host_tile(src, 0, n_s, folded, n_rhs, r, r + 1, obs, o0, o1, k, inv_k, local.data(), 1);
-          for (index_t o = o0; o < o1; ++o)
-            std::copy_n(local.data() + (o - o0) * 12, 12, acc + (o * n_rhs + r) * 12);
+          host_tile(src, 0, n_s, folded, n_rhs, r, r + 1, obs, o0, o1, k, inv_k, local.data());
+          host_store(local.data(), o0, o1, r, r + 1, n_rhs, acc);
         }
       }
     }
@@ -105,13 +131,14 @@ inline index_t host_run(loop_kind kind, int threads, const point4<Real>* src, in
 #pragma omp single
       n_part = team;
       Real* mine = acc + t * part;
-      std::fill(mine, mine + part, Real(0));
+      std::vector<Real> local(static_cast<std::size_t>(host_obs_tile * rt * 12));
       for (index_t ot = 0; ot < n_ot; ++ot) {
         const index_t o0 = ot * host_obs_tile, o1 = std::min(n_obs, o0 + host_obs_tile);
         for (index_t r0 = 0; r0 < n_rhs; r0 += rt) {
           const index_t r1 = std::min(n_rhs, r0 + rt);
-          host_tile(src, s0, s1, folded, n_rhs, r0, r1, obs, o0, o1, k, inv_k,
-                    mine + (o0 * n_rhs + r0) * 12, n_rhs);
+          std::fill(local.begin(), local.end(), Real(0));
+          host_tile(src, s0, s1, folded, n_rhs, r0, r1, obs, o0, o1, k, inv_k, local.data());
+          host_store(local.data(), o0, o1, r0, r1, n_rhs, mine);
         }
       }
     }
