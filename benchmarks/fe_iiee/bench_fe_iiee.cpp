@@ -92,7 +92,8 @@ int main(int argc, char** argv) {
     if (n_rhs > max_rhs) break;
     const double ts = run_cpu<emgpu::backend::serial, fe::strategy::automatic>(
         rep, emgpu::backend::serial{}, "serial", n_se, n_oe, n_rhs);
-    const emgpu::backend::openmp omp{.num_threads = threads};
+    emgpu::backend::openmp omp;
+    omp.num_threads = threads;
     double best = 1e30;
     best = std::min(best, run_cpu<emgpu::backend::openmp, fe::strategy::automatic>(rep, omp, "openmp", n_se, n_oe, n_rhs));
     best = std::min(best, run_cpu<emgpu::backend::openmp, fe::strategy::over_observers>(rep, omp, "openmp", n_se, n_oe, n_rhs));
@@ -186,12 +187,39 @@ void sweep(emgpu_bench::report& rep, index_t max_rhs, double max_gflop) {
   }
 }
 
+// The figures are only worth reporting if the GPU computes the right thing:
+// one of the sources' shapes against the OpenMP backend, 3 RHS.
+template <class Real>
+void cross_check(emgpu_bench::report& rep) {
+  const index_t n_s = 300 * pts_per_elem, n_o = 1572 * pts_per_elem, n_rhs = 3;
+  problem<Real> p(n_s, n_o, n_rhs);
+  const fe::medium<Real> med{Real(k0), Real(emgpu::constants::eta0)};
+  fe::radiation_operator<emgpu::backend::cuda, Real> g(emgpu::backend::cuda{}, {.points = p.src, .weights = p.w},
+                                                       p.obs, med);
+  fe::radiation_operator<emgpu::backend::openmp, Real> c(emgpu::backend::openmp{}, {.points = p.src, .weights = p.w},
+                                                         p.obs, med);
+  const auto a = g.apply(p.J, p.M), b = c.apply(p.J, p.M);
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    num += double(emgpu::abs2(a[i] - b[i]));
+    den += double(emgpu::abs2(b[i]));
+  }
+  const double rel = std::sqrt(num / den);
+  std::printf("cross-check cuda vs openmp (%s): relative difference %.2e\n",
+              sizeof(Real) == 4 ? "float" : "double", rel);
+  rep.add({.name = std::string("fe_iiee/cross_check") + (sizeof(Real) == 4 ? "/float" : "/double"),
+           .backend = "cuda", .params = {{"n_sources", double(n_s)}, {"n_observers", double(n_o)}, {"nrhs", 3.0}},
+           .t = {}, .metrics = {{"rel_diff_vs_openmp", rel}}});
+}
+
 int main(int argc, char** argv) {
   emgpu_bench::report rep("fe_iiee", argc, argv);
   if (emgpu::backend::cuda_device_count() == 0) {
     std::puts("no GPU: skipped");
     return 0;
   }
+  cross_check<double>(rep);
+  cross_check<float>(rep);
   const index_t max_rhs = index_t(rep.option("--max-rhs", rep.quick() ? 100 : 1000));
   const double max_gflop = rep.option("--max-gflop", rep.quick() ? 5000 : 40000);
   sweep<double>(rep, max_rhs, max_gflop);
