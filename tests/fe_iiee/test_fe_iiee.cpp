@@ -402,3 +402,26 @@ TEST_CASE("fe_iiee: multi-GPU partitions (virtual and real) equal one GPU", "[fe
   REQUIRE_THROWS_AS(mg.apply(nan_J, all.M), emgpu::invalid_argument);
 }
 #endif
+
+#if !defined(EMGPU_TEST_CUDA)
+TEST_CASE("fe_iiee: host sin/cos and 1/sqrt of the kernel policy", "[fe_iiee]") {
+  // The host loops use their own branch-free sincos and rsqrt (vectorisable);
+  // reference: the C library in long double. Bounds: 2 ulp of 1 for sin/cos
+  // (|x| <= 1000, the range of kR in practice), 4 ulp relative for rsqrt.
+  using K = fe::radiation_kernel<double>;
+  double worst_sc = 0, worst_rs = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const double x = -1000.0 + 2000.0 * i / 200000.0 + 1.37e-6 * i;
+    double s, c;
+    K::sincos_host(x, s, c);
+    worst_sc = std::max({worst_sc, std::abs(double(s - std::sin((long double)x))),
+                         std::abs(double(c - std::cos((long double)x)))});
+    const double y = std::ldexp(1.0 + (i % 1000) / 1000.0, i % 120 - 60);
+    const long double ref = 1.0L / std::sqrt((long double)y);
+    worst_rs = std::max(worst_rs, std::abs(double((K::rsqrt_host(y) - ref) / ref)));
+  }
+  INFO("sincos " << worst_sc << " rsqrt " << worst_rs);
+  CHECK(worst_sc <= 4.5e-16);
+  CHECK(worst_rs <= 9e-16);
+}
+#endif

@@ -36,6 +36,7 @@ inline void host_tile(const point4<Real>* src, index_t s0, index_t s1, const Rea
     for (index_t i = 0; i < OT; ++i) cu[q][i] = Real(0);
   for (index_t s = s0; s < s1; ++s) {
     const point4<Real> sp = src[s];
+#pragma omp simd
     for (index_t o = o0; o < o1; ++o) {
       const C c = K::couple(obs[o].x - sp.x, obs[o].y - sp.y, obs[o].z - sp.z, k, inv_k);
       const index_t i = o - o0;
