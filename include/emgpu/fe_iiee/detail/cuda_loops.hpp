@@ -107,9 +107,10 @@ inline cuda_plan make_cuda_plan(loop_kind kind, bool automatic, index_t n_s, ind
     const index_t have = obs_blocks * index_t(p.grid_y);
     index_t s = (want_blocks + have - 1) / have;
     s = std::min<index_t>(s, std::max<index_t>(1, n_s / (4 * cuda_src_tile)));
+    if (kind == loop_kind::over_sources && !automatic) s = std::max<index_t>(s, 2);
+    // The memory bound wins over the forced split: one slice is always allowed.
     const std::size_t per_slice = std::size_t(n_obs) * std::size_t(n_rhs) * 12 * real_size;
     s = std::min<index_t>(s, index_t(std::max<std::size_t>(1, max_partial_bytes / per_slice)));
-    if (kind == loop_kind::over_sources && !automatic) s = std::max<index_t>(s, 2);
     p.slices = unsigned(std::clamp<index_t>(s, 1, std::min<index_t>(n_s, 65535)));
   }
   return p;
