@@ -336,6 +336,7 @@ auto crout_lu::factorization<Backend, T>::rcond_estimate() const -> real_type {
     const matrix_view<T> dv{d.data(), n, 1, n};
     if (adjoint) detail::solve_adjoint(b_, factors(), ipiv_.data(), perm_ptr(), dv);
     else detail::solve(b_, factors(), ipiv_.data(), perm_ptr(), dv);
+    synchronize(b_);  // solves are stream-ordered; the copy below may not be
     v = to_host(b_, d);
   };
   auto norm1v = [&](const std::vector<T>& v) {
