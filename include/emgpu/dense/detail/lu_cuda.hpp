@@ -393,11 +393,15 @@ __global__ void __launch_bounds__(32) make_perm_kernel(const index_t* ipiv, inde
     if (lane == 0) *count = 0;
     return;
   }
-  for (index_t i = lane; i < w; i += 32) inner[i] = c + i;
+  __shared__ index_t piv[cuda_max_block];
+  for (index_t i = lane; i < w; i += 32) {
+    inner[i] = c + i;
+    piv[i] = ipiv[c + i];  // staged once: the loop below is latency-bound otherwise
+  }
   __syncwarp();
   index_t nout = 0;
   for (index_t s = 0; s < w; ++s) {
-    const index_t q = ipiv[c + s];
+    const index_t q = piv[s];
     if (q < c + w) {
       if (lane == 0) {
         const index_t t = inner[s];
