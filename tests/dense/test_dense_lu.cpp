@@ -385,3 +385,72 @@ TEST_CASE("serial and OpenMP factorisations agree", "[dense][lu]") {
   CHECK(emgpu_test::rel_diff(o, s) <= 1e-11);
 }
 #endif
+
+namespace {
+/// Mixed-precision solve of A X = B: backward error in double (the same <= 10
+/// criterion as the double solver), and which path it took.
+template <class B>
+void check_mixed(const B& b, const std::vector<complexd>& ha, index_t n, index_t nrhs,
+                 bool expect_fallback) {
+  using T = complexd;
+  INFO("mixed: n = " << n << ", nrhs = " << nrhs);
+  const MatD a = to_eigen(ha, n, n, n);
+  auto d = emgpu_test::upload(b, ha);
+  const dense::mixed_lu::factorization<B, T> f(b, matrix_view<T>{d.data(), n, n, n});
+  const auto hb = random_matrix<T>(n, nrhs, n, 31u);
+  auto db = emgpu_test::upload(b, hb);
+  f.solve(matrix_view<T>{db.data(), n, nrhs, n});
+  const MatD x = to_eigen(to_host(b, db), n, nrhs, n);
+  const double sr = solve_ratio<T>(a, x, to_eigen(hb, n, nrhs, n));
+  INFO("backward ratio " << sr << ", iterations " << f.last_iterations() << ", full precision "
+                         << f.uses_full_precision());
+  CHECK(sr <= 10);
+  CHECK(f.uses_full_precision() == expect_fallback);
+  if (!expect_fallback) {
+    CHECK(f.last_iterations() >= 0);
+    CHECK(f.last_iterations() <= 10);  // cond ~ 1e2..1e3: a few steps of ~cond * 6e-8
+  }
+}
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE("mixed_lu refines a single-precision LU to double accuracy",
+                        "[dense][mixed]", backends) {
+  const TestType b{};
+  using T = complexd;
+  const bool large = is_device_backend_v<TestType>;
+  for (index_t n : {1, 2, 50, 257}) check_mixed(b, random_matrix<T>(n, n, n, 77u), n, 3, false);
+  check_mixed(b, mom_like_matrix<T>(300, 300), 300, 1, false);
+  if (large) check_mixed(b, random_matrix<T>(2000, 2000, 2000, 78u), 2000, 360, false);
+
+  // cond ~ 1e10 > 1/eps_single: refinement cannot converge, so it must fall
+  // back to the double factorisation and still meet the double criterion.
+  {
+    const index_t n = 60;
+    std::mt19937_64 g(5);
+    std::uniform_real_distribution<double> u(-1, 1);
+    MatD r1(n, n), r2(n, n);
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = 0; i < n; ++i) {
+        r1(i, j) = cd(u(g), u(g));
+        r2(i, j) = cd(u(g), u(g));
+      }
+    const MatD q1 = Eigen::HouseholderQR<MatD>(r1).householderQ();
+    const MatD q2 = Eigen::HouseholderQR<MatD>(r2).householderQ();
+    Eigen::VectorXd s(n);
+    for (index_t i = 0; i < n; ++i) s(i) = std::pow(10.0, -10.0 * double(i) / double(n - 1));
+    const MatD a = q1 * s.cast<cd>().asDiagonal() * q2.adjoint();
+    std::vector<T> h(static_cast<std::size_t>(n * n));
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = 0; i < n; ++i) h[std::size_t(i + j * n)] = T(a(i, j).real(), a(i, j).imag());
+    check_mixed(b, h, n, 2, true);
+  }
+  // A column below single precision's range is zero in complex<float>:
+  // singular there, fine in double (column scaling does not hurt pivoting).
+  {
+    const index_t n = 40;
+    auto h = random_matrix<T>(n, n, n, 9u);
+    for (index_t i = 0; i < n; ++i) h[std::size_t(i + 3 * n)] *= 1e-50;
+    check_mixed(b, h, n, 2, true);
+  }
+  STATIC_REQUIRE(dense::dense_solver<dense::mixed_lu, TestType, complexd>);
+}
