@@ -131,6 +131,7 @@ struct lu_case {
   index_t block_size;
   bool lookahead;
   int kind;  // 0 random, 1 MoM-like
+  index_t panel_blocks = 0;
 };
 
 /// Factor, check the factors, solve 1 and several right-hand sides, compare
@@ -139,13 +140,14 @@ template <class T, class B>
 void check_lu(const B& b, const lu_case& c, index_t nrhs_many) {
   const index_t n = c.n, ld = n + (n % 3 == 1 ? 3 : 0);  // sometimes padded
   INFO("n = " << n << ", block_size = " << c.block_size << ", lookahead = " << c.lookahead
+              << ", panel_blocks = " << c.panel_blocks
               << ", kind = " << c.kind << ", ld = " << ld << ", T size = " << sizeof(T));
   const auto ha = c.kind == 0 ? random_matrix<T>(n, n, ld, unsigned(1000 + n)) : mom_like_matrix<T>(n, ld);
   const MatD a = to_eigen(ha, n, n, ld);
 
   auto d = emgpu_test::upload(b, ha);
   const matrix_view<T> av{d.data(), n, n, ld};
-  const dense::crout_lu opts{c.block_size, c.lookahead};
+  const dense::crout_lu opts{c.block_size, c.lookahead, c.panel_blocks};
   const dense::crout_lu::factorization<B, T> f(b, av, opts);
   REQUIRE(f.size() == n);
 
@@ -244,6 +246,11 @@ std::vector<lu_case> cases_double(bool large) {
     v.push_back({1537, 256, false, 0});
     v.push_back({2500, 512, true, 0});
     v.push_back({3001, 0, true, 1});
+    // The panel kernel's grid: one block (the barrier degenerates), few, and
+    // more than can be resident (clamped), each with many panels.
+    v.push_back({2100, 128, true, 0, 1});
+    v.push_back({2100, 96, true, 1, 3});
+    v.push_back({2100, 0, true, 0, 100000});
   }
   return v;
 }

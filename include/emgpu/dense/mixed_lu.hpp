@@ -131,6 +131,7 @@ struct mixed_lu {
   index_t block_size = 0;  ///< as crout_lu::block_size
   bool lookahead = true;   ///< as crout_lu::lookahead
   int max_iterations = 30; ///< refinement steps before falling back
+  index_t panel_blocks = 0; ///< as crout_lu::panel_blocks
 
   /// @brief Factorisation object, same use as crout_lu::factorization.
   /// @tparam Backend emgpu backend tag. @tparam T complex<double> or double
@@ -164,7 +165,7 @@ class mixed_lu::factorization {
       for_each_index(b_, n, detail::row_abs_sum_fn<T>{a.data, a.ld, n, rs.data()});
       anorm_inf_ = max_abs(b_, static_cast<const real_type*>(rs.data()), n);
       try {
-        lowf_.emplace(b_, matrix_view<L>{low_.data(), n, n, n}, crout_lu{opts.block_size, opts.lookahead});
+        lowf_.emplace(b_, matrix_view<L>{low_.data(), n, n, n}, crout_lu{opts.block_size, opts.lookahead, opts.panel_blocks});
         return;
       } catch (const singular_matrix&) {
         // Singular in single precision (e.g. entries beyond its range): use T.
@@ -238,7 +239,7 @@ class mixed_lu::factorization {
   void fall_back() const {
     lowf_.reset();
     low_ = vector_t<Backend, L>();
-    full_.emplace(b_, a_, crout_lu{opts_.block_size, opts_.lookahead});
+    full_.emplace(b_, a_, crout_lu{opts_.block_size, opts_.lookahead, opts_.panel_blocks});
   }
   Backend b_;
   matrix_view<T> a_;
