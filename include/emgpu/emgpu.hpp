@@ -10,3 +10,4 @@
 #include "backend.hpp"
 #include "math.hpp"
 #include "fe_iiee.hpp"
+#include "dense.hpp"
