@@ -296,8 +296,13 @@ class solver {
     emgpu::detail::require(steps >= 0, "emgpu::tlm::solver::run: steps must be >= 0");
     if (probes_dirty_) upload_probes();
     const auto start = std::chrono::steady_clock::now();
-    index_t next_report = progress_ ? std::max<index_t>(1, index_t(progress_fraction_ * double(steps))) : -1;
-    const index_t report_every = next_report;
+    // Report after ceil(k fraction steps) steps, k = 1, 2, ..., and at the end.
+    const bool reporting = bool(progress_) && steps > 0;
+    index_t kth = 1;
+    auto mark = [&](index_t q) {
+      return std::min<index_t>(steps, index_t(std::ceil(double(steps) * progress_fraction_ * double(q))));
+    };
+    index_t next_report = reporting ? mark(1) : -1;
     const Real dl = Real(mesh_.dl());
     for (index_t s = 0; s < steps; ++s) {
       const double t = double(step_) * mesh_.dt();
@@ -318,14 +323,14 @@ class solver {
       }
       step_once();
       if (slot_ == record_slots_) flush();
-      if (report_every > 0 && s + 1 == next_report && s + 1 < steps) {
+      if (reporting && s + 1 == next_report && s + 1 < steps) {
         report(s + 1, steps, start);
-        next_report += report_every;
+        while (next_report <= s + 1) next_report = mark(++kth);
       }
     }
     flush();
     synchronize(b_);
-    if (report_every > 0 && steps > 0) report(steps, steps, start);
+    if (reporting) report(steps, steps, start);
   }
 
   /// @brief One fused scatter + connect pass without sources or probes (the

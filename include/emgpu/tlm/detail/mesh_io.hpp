@@ -31,9 +31,8 @@ struct mesh_parser {
   }
   // Next raw line (layer rows, where '#' is a metal cell).
   bool raw_line(std::string& s) {
-    if (!std::getline(in, s)) return false;
-    ++line_no;
-    return true;
+    ++line_no;  // on failure: the line where a row was expected
+    return bool(std::getline(in, s));
   }
   template <class T>
   T get(std::istringstream& ss, const char* what) const {

@@ -77,11 +77,68 @@ EMGPU_HD inline void update_node(const lattice<Real>& L, index_t c, index_t i, i
   emit(out, n, c, 7, 3, c + sz, (w & 32u) != 0, z1, L.gamma[5], r[7]);   // 8 -> 4 of k+1
 }
 
+// Host fast path for a row without internal walls: the y/z destinations of a
+// row are fixed, so each becomes a pointer plus a factor (1 towards the
+// neighbour, Gamma back into the node at an outer face; multiplying by 1 is
+// exact, so the results are those of update_node bit for bit). The interior
+// of the row then has no branches and the compiler can vectorise it.
+template <class Real>
+inline void update_row_open(const lattice<Real>& L, index_t j, index_t k) {
+  const index_t n = L.n, nx = L.nx, sy = L.nx, sz = L.nx * L.ny, c0 = nx * (j + L.ny * k);
+  update_node<false>(L, c0, 0, j, k);
+  if (nx > 1) update_node<false>(L, c0 + nx - 1, nx - 1, j, k);
+  if (nx < 3) return;
+  Real* const out = L.out;
+  auto row = [&](int self, int other, index_t off, bool edge) {
+    return edge ? out + self * n + c0 : out + other * n + c0 + off;
+  };
+  auto fac = [&](bool edge, int f) { return edge ? L.gamma[f] : Real(1); };
+  const bool y0 = j == 0, y1 = j == L.ny - 1, z0 = k == 0, z1 = k == L.nz - 1;
+  Real* __restrict__ d0 = row(0, 11, -sy, y0);
+  Real* __restrict__ d4 = row(4, 6, -sy, y0);
+  Real* __restrict__ d11 = row(11, 0, sy, y1);
+  Real* __restrict__ d6 = row(6, 4, sy, y1);
+  Real* __restrict__ d1 = row(1, 8, -sz, z0);
+  Real* __restrict__ d3 = row(3, 7, -sz, z0);
+  Real* __restrict__ d8 = row(8, 1, sz, z1);
+  Real* __restrict__ d7 = row(7, 3, sz, z1);
+  Real* __restrict__ d2 = out + 10 * n + c0 - 1;  // 3 -> 11 of i-1
+  Real* __restrict__ d5 = out + 9 * n + c0 - 1;   // 6 -> 10 of i-1
+  Real* __restrict__ d10 = out + 2 * n + c0 + 1;  // 11 -> 3 of i+1
+  Real* __restrict__ d9 = out + 5 * n + c0 + 1;   // 10 -> 6 of i+1
+  const Real gy0 = fac(y0, 2), gy1 = fac(y1, 3), gz0 = fac(z0, 4), gz1 = fac(z1, 5);
+  const Real* __restrict__ in = L.in + c0;
+#if defined(__GNUC__) && !defined(__CUDACC__) && !defined(__clang__)
+#pragma GCC ivdep
+#endif
+  for (index_t i = 1; i < nx - 1; ++i) {
+    Real v[12], r[12];
+    for (int p = 0; p < 12; ++p) v[p] = in[p * n + i];
+    scatter(v, r);
+    d2[i] = r[2];
+    d5[i] = r[5];
+    d10[i] = r[10];
+    d9[i] = r[9];
+    d0[i] = gy0 * r[0];
+    d4[i] = gy0 * r[4];
+    d11[i] = gy1 * r[11];
+    d6[i] = gy1 * r[6];
+    d1[i] = gz0 * r[1];
+    d3[i] = gz0 * r[3];
+    d8[i] = gz1 * r[8];
+    d7[i] = gz1 * r[7];
+  }
+}
+
 /// One row of nodes (fixed j, k): the unit of work of the host backends.
 template <bool Walls, class Real>
 inline void update_row(const lattice<Real>& L, index_t j, index_t k) {
-  const index_t c0 = L.nx * (j + L.ny * k);
-  for (index_t i = 0; i < L.nx; ++i) update_node<Walls>(L, c0 + i, i, j, k);
+  if constexpr (!Walls) {
+    update_row_open(L, j, k);
+  } else {
+    const index_t c0 = L.nx * (j + L.ny * k);
+    for (index_t i = 0; i < L.nx; ++i) update_node<Walls>(L, c0 + i, i, j, k);
+  }
 }
 
 template <bool Walls, class Real>
@@ -90,9 +147,17 @@ inline void update_all(const backend::serial&, const lattice<Real>& L) {
     for (index_t j = 0; j < L.ny; ++j) update_row<Walls>(L, j, k);
 }
 
+/// Below this many nodes a step takes ~100 us or less and the fork/join of a
+/// parallel region (one per step) costs a noticeable part of it, far more on a
+/// loaded machine where a barrier can wait a scheduler time slice: such meshes
+/// run serially.
+inline constexpr index_t openmp_min_nodes = 16384;
+
 template <bool Walls, class Real>
 inline void update_all(const backend::openmp& b, const lattice<Real>& L) {
   const index_t rows = L.ny * L.nz;
+  if (L.n < openmp_min_nodes || b.threads() <= 1)
+    return update_all<Walls>(static_cast<const backend::serial&>(b), L);
 #if defined(_OPENMP)
 #pragma omp parallel for schedule(static) num_threads(b.threads())
 #endif
