@@ -64,17 +64,31 @@ struct box {
   }
 };
 
+/// @brief Distance (in elements) between consecutive port arrays of a mesh of
+///        `nodes` nodes: rounded up to 4 KiB, plus 128 B.
+///
+/// With a stride that is a multiple of 4 KiB, the 24 streams of a step (12
+/// read, 12 written) fall into the same L1 cache sets on the host and evict
+/// each other. The extra 128 B puts each port in different sets and keeps
+/// every port array 128 B aligned for coalesced GPU access.
+template <class Real>
+inline index_t port_stride(index_t nodes) {
+  constexpr index_t page = index_t(4096 / sizeof(Real)), line = index_t(128 / sizeof(Real));
+  return (nodes + page - 1) / page * page + line;
+}
+
 /// @brief Bytes a solver with Real voltages needs for `nodes` nodes: two
-///        buffers of 12 voltages per node, plus one wall-mask byte per node when
-///        the model has internal walls.
+///        buffers of 12 port arrays (port_stride elements each), plus one
+///        wall-mask byte per node when the model has internal walls.
 /// @throws emgpu::invalid_argument when the size overflows.
 template <class Real>
 inline std::size_t memory_estimate(index_t nodes, bool walls) {
   constexpr std::size_t per = 2 * 12 * sizeof(Real);
+  emgpu::detail::require(nodes >= 0 && static_cast<std::size_t>(nodes) <=
+                                           (std::numeric_limits<std::size_t>::max() / 4) / (per + 1),
+                         "emgpu::tlm: mesh too large (memory size overflows)");
   const auto n = static_cast<std::size_t>(nodes);
-  emgpu::detail::require(nodes >= 0 && n <= (std::numeric_limits<std::size_t>::max() / 2) / (per + 1),
-                  "emgpu::tlm: mesh too large (memory size overflows)");
-  return n * per + (walls ? n : 0);
+  return static_cast<std::size_t>(port_stride<Real>(nodes)) * per + (walls ? n : 0);
 }
 
 /// @brief Geometry and boundary description of a TLM model (host object).

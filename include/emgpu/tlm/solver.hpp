@@ -73,7 +73,7 @@ namespace detail {
 template <class Real>
 struct inject_fn {
   Real* v;
-  index_t n;
+  index_t n;  // port stride
   const index_t* nodes;
   const Real* weight;
   component_ports cp;
@@ -97,7 +97,7 @@ struct inject_fn {
 template <class Real>
 struct record_fn {
   const Real* v;
-  index_t n;
+  index_t n;  // port stride
   const index_t* nodes;
   Real* out;  // 6 values per probe
   Real dl;
@@ -200,9 +200,10 @@ class solver {
   explicit solver(const mesh& m, Backend b = {}) : mesh_(m), b_(b) {
     detail::check_memory(b_, mesh_.memory_bytes<Real>());
     n_ = mesh_.node_count();
+    ps_ = port_stride<Real>(n_);
     for (auto& v : v_) {
-      v = make_vector<Real>(b_, 12 * n_);
-      fill(b_, v.data(), 12 * n_, Real(0));
+      v = make_vector<Real>(b_, 12 * ps_);
+      fill(b_, v.data(), 12 * ps_, Real(0));  // the padding stays 0
     }
     if (mesh_.has_walls()) {
       const auto& w = mesh_.wall_mask();
@@ -311,13 +312,13 @@ class solver {
         if (a == 0.0 && src.kind == source_kind::soft) continue;
         emgpu::detail::require(std::isfinite(a), "emgpu::tlm::solver::run: source waveform returned a non-finite value");
         for_each_index(aux(), index_t(src.nodes.size()),
-                       detail::inject_fn<Real>{v_[cur_].data(), n_, src.nodes.data(), src.weight.data(),
+                       detail::inject_fn<Real>{v_[cur_].data(), ps_, src.nodes.data(), src.weight.data(),
                                                ports_of(src.field), Real(readout_scale(src.field, mesh_.dl())),
                                                Real(a), src.kind == source_kind::hard});
       }
       if (!probes_.empty()) {
         for_each_index(aux(), index_t(probes_.size()),
-                       detail::record_fn<Real>{v_[cur_].data(), n_, probe_dev_.data(),
+                       detail::record_fn<Real>{v_[cur_].data(), ps_, probe_dev_.data(),
                                                record_.data() + slot_ * 6 * index_t(probes_.size()), dl});
         ++slot_;
       }
@@ -340,6 +341,7 @@ class solver {
     L.in = v_[cur_].data();
     L.out = v_[1 - cur_].data();
     L.n = n_;
+    L.ps = ps_;
     L.nx = mesh_.nx();
     L.ny = mesh_.ny();
     L.nz = mesh_.nz();
@@ -362,7 +364,7 @@ class solver {
     const index_t m = region.count();
     auto out = make_vector<Real>(b_, m);
     for_each_index(b_, m,
-                   detail::snapshot_fn<Real>{v_[cur_].data(), n_, mesh_.nx(), mesh_.ny(), region, int(c),
+                   detail::snapshot_fn<Real>{v_[cur_].data(), ps_, mesh_.nx(), mesh_.ny(), region, int(c),
                                              Real(mesh_.dl()), out.data()});
     const std::vector<Real> h = to_host(b_, out);
     return std::vector<double>(h.begin(), h.end());
@@ -394,23 +396,28 @@ class solver {
   /// @brief Sum of the squared incident voltages (V^2): conserved by a
   ///        lossless model (every outer Gamma = +-1).
   double energy() const {
-    return reduce(b_, 12 * n_, 0.0, detail::square_fn<Real>{v_[cur_].data()}, emgpu::detail::plus_fn{});
+    return reduce(b_, 12 * ps_, 0.0, detail::square_fn<Real>{v_[cur_].data()}, emgpu::detail::plus_fn{});
   }
 
-  /// @brief Copy of the incident voltages, port-major: entry (p-1) n + node.
-  std::vector<Real> state() const { return to_host(b_, v_[cur_]); }
+  /// @brief Copy of the incident voltages, port-major: entry (p-1) n + node
+  ///        (n = nodes; the storage's padding between ports is left out).
+  std::vector<Real> state() const {
+    std::vector<Real> h(std::size_t(12 * n_));
+    for (int p = 0; p < 12; ++p) copy_to_host(b_, v_[cur_].data() + p * ps_, n_, h.data() + p * n_);
+    return h;
+  }
   /// @brief Replaces the incident voltages (layout as state()).
   /// @throws emgpu::invalid_argument on a size mismatch or non-finite values.
   void set_state(std::span<const Real> v) {
     emgpu::detail::require(index_t(v.size()) == 12 * n_, "emgpu::tlm::solver::set_state: size must be 12 * nodes");
     for (Real x : v) emgpu::detail::require(std::isfinite(x), "emgpu::tlm::solver::set_state: non-finite voltage");
-    copy_from_host(b_, v.data(), 12 * n_, v_[cur_].data());
+    for (int p = 0; p < 12; ++p) copy_from_host(b_, v.data() + p * n_, n_, v_[cur_].data() + p * ps_);
     synchronize(b_);
   }
   /// @brief Zero voltages, step 0, empty probe series and DFT sums (sources,
   ///        probes and frequencies are kept).
   void reset() {
-    for (auto& v : v_) fill(b_, v.data(), 12 * n_, Real(0));
+    for (auto& v : v_) fill(b_, v.data(), 12 * ps_, Real(0));
     synchronize(b_);
     step_ = 0;
     slot_ = 0;
@@ -487,7 +494,7 @@ class solver {
 
   mesh mesh_;
   Backend b_;
-  index_t n_ = 0;
+  index_t n_ = 0, ps_ = 0;  // nodes, port stride
   buffer<Real> v_[2];
   int cur_ = 0;
   buffer<std::uint8_t> walls_;

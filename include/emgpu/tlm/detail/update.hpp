@@ -2,8 +2,8 @@
 // (update_node, EMGPU_HD) driven by a serial loop, an OpenMP loop over
 // (y, z) rows, or one CUDA thread per node.
 //
-// Layout: structure of arrays, 12 port arrays of n nodes each (port p at
-// offset (p-1) n), node index i + nx (j + ny k), x contiguous. A step reads the
+// Layout: structure of arrays, 12 port arrays (port p at offset (p-1) ps,
+// ps = port_stride >= n), node index i + nx (j + ny k), x contiguous. A step reads the
 // 12 incident voltages of a node from `in`, scatters them, and writes each
 // reflected pulse as the next incident pulse of the neighbour across that face
 // into `out` ("push"). Every entry of `out` has exactly one writer (the
@@ -28,7 +28,9 @@ template <class Real>
 struct lattice {
   const Real* in = nullptr;
   Real* out = nullptr;
-  index_t n = 0, nx = 0, ny = 0, nz = 0;
+  index_t n = 0;                           // nodes
+  index_t ps = 0;                          // port stride (elements between port arrays)
+  index_t nx = 0, ny = 0, nz = 0;
   Real gamma[6] = {};                      // face order xmin, xmax, ymin, ymax, zmin, zmax
   const std::uint8_t* walls = nullptr;     // per node 6 bits in face order, or null
 };
@@ -53,7 +55,7 @@ EMGPU_HD inline void update_node(const lattice<Real>& L, index_t c, index_t i, i
                                  index_t k) {
   const Real* __restrict__ in = L.in;
   Real* __restrict__ out = L.out;
-  const index_t n = L.n, sy = L.nx, sz = L.nx * L.ny;
+  const index_t n = L.ps, sy = L.nx, sz = L.nx * L.ny;
   Real v[12], r[12];
   for (int p = 0; p < 12; ++p) v[p] = in[p * n + c];
   scatter(v, r);
@@ -84,7 +86,7 @@ EMGPU_HD inline void update_node(const lattice<Real>& L, index_t c, index_t i, i
 // of the row then has no branches and the compiler can vectorise it.
 template <class Real>
 inline void update_row_open(const lattice<Real>& L, index_t j, index_t k) {
-  const index_t n = L.n, nx = L.nx, sy = L.nx, sz = L.nx * L.ny, c0 = nx * (j + L.ny * k);
+  const index_t n = L.ps, nx = L.nx, sy = L.nx, sz = L.nx * L.ny, c0 = nx * (j + L.ny * k);
   update_node<false>(L, c0, 0, j, k);
   if (nx > 1) update_node<false>(L, c0 + nx - 1, nx - 1, j, k);
   if (nx < 3) return;
