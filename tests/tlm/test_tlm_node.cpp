@@ -372,6 +372,18 @@ TEMPLATE_LIST_TEST_CASE("host row fast path equals the per-node update bit for b
   s1.run(50);
   s2.run(50);
   REQUIRE(s1.state() == s2.state());
+  // Rows without walls in a model with walls also take the row loop.
+  tlm::mesh mixed = open;
+  mixed.add_plate(tlm::axis::y, 3, 2, 7, 1, 3).add_solid({4, 6, 0, 2, 3, 4});
+  tlm::mesh mixed_walled = mixed;
+  mixed_walled.add_plate(tlm::axis::x, 0, 0, 6, 0, 5);
+  tlm::solver<TestType, float> s3(mixed, b), s4(mixed_walled, b);
+  s3.set_state(v);
+  s4.set_state(v);
+  s3.run(50);
+  s4.run(50);
+  REQUIRE(s3.state() == s4.state());
+  REQUIRE(s3.state() != s1.state());  // the walls did something
 }
 
 TEMPLATE_LIST_TEST_CASE("float and double runs agree to float accuracy", "[tlm][backend]", backends) {

@@ -138,7 +138,12 @@ inline void update_row(const lattice<Real>& L, index_t j, index_t k) {
   if constexpr (!Walls) {
     update_row_open(L, j, k);
   } else {
+    // A node's mask holds all six of its faces, so a row whose mask bytes are
+    // all zero behaves exactly like a wall-free row.
     const index_t c0 = L.nx * (j + L.ny * k);
+    unsigned any = 0;
+    for (index_t i = 0; i < L.nx; ++i) any |= L.walls[c0 + i];
+    if (any == 0) return update_row_open(L, j, k);
     for (index_t i = 0; i < L.nx; ++i) update_node<Walls>(L, c0 + i, i, j, k);
   }
 }
