@@ -38,7 +38,7 @@ int run(const B& b, const options& o) {
               backend_traits<B>::name);
   s.run(steps);
   const auto& ez = s.probe(p)[tlm::component::ez];
-  const auto peaks = tlm::find_peaks(ez, m.dt(), 1.5e9, 5e9, 1e-2);
+  const auto peaks = tlm::find_peaks(ez, m.dt(), 1.5e9, 5e9, 1e-3);
 
   std::printf("\n mode     theory (GHz)   TLM (GHz)   rel. error\n");
   struct mode {
