@@ -291,9 +291,10 @@ namespace {
 // DFT sums and the final state, all as doubles.
 template <class Real, class B>
 std::vector<double> full_run(const B& b, index_t steps, bool walls = true) {
-  // Above openmp_min_nodes (16384), so the OpenMP loop really runs threaded.
+  // Two OpenMP grains (openmp_nodes_per_thread), so the OpenMP loop really
+  // runs on two threads.
   tlm::mesh m(29, 17, 35, 0.002, tlm::electric_wall);
-  REQUIRE(m.node_count() >= tlm::detail::openmp_min_nodes);
+  REQUIRE(m.node_count() >= 2 * tlm::detail::openmp_nodes_per_thread);
   m.set_boundary(tlm::face::zmax, tlm::matched).set_boundary(tlm::face::xmin, 0.3);
   if (walls)
     m.add_iris(tlm::axis::z, 5, 3, 9, 1, 6).add_solid({10, 12, 2, 4, 1, 3}).add_plate(tlm::axis::y, 3, 0, 4, 0, 2);

@@ -11,6 +11,7 @@
 // no synchronisation and moves 12 reads + 12 writes per node.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "../../backend.hpp"
@@ -154,19 +155,21 @@ inline void update_all(const backend::serial&, const lattice<Real>& L) {
     for (index_t j = 0; j < L.ny; ++j) update_row<Walls>(L, j, k);
 }
 
-/// Below this many nodes a step takes ~100 us or less and the fork/join of a
-/// parallel region (one per step) costs a noticeable part of it, far more on a
-/// loaded machine where a barrier can wait a scheduler time slice: such meshes
-/// run serially.
-inline constexpr index_t openmp_min_nodes = 16384;
+/// Grain size: each OpenMP thread gets at least this many nodes (~0.1 ms of
+/// work per step). A step has one fork/join, which costs microseconds on an
+/// idle machine but up to a scheduler time slice when the cores are shared
+/// (16 threads per process under ctest -j4 made small meshes 100x slower), so
+/// small meshes use fewer threads and the smallest run serially.
+inline constexpr index_t openmp_nodes_per_thread = 8192;
 
 template <bool Walls, class Real>
 inline void update_all(const backend::openmp& b, const lattice<Real>& L) {
   const index_t rows = L.ny * L.nz;
-  if (L.n < openmp_min_nodes || b.threads() <= 1)
-    return update_all<Walls>(static_cast<const backend::serial&>(b), L);
+  const index_t by_work = L.n / openmp_nodes_per_thread;
+  const int nt = int(std::min<index_t>(std::min<index_t>(b.threads(), by_work), rows));
+  if (nt <= 1) return update_all<Walls>(static_cast<const backend::serial&>(b), L);
 #if defined(_OPENMP)
-#pragma omp parallel for schedule(static) num_threads(b.threads())
+#pragma omp parallel for schedule(static) num_threads(nt)
 #endif
   for (index_t q = 0; q < rows; ++q) update_row<Walls>(L, q % L.ny, q / L.ny);
   (void)b;
