@@ -8,4 +8,6 @@
 
 #include "core.hpp"
 #include "backend.hpp"
+#include "math.hpp"
+#include "fe_iiee.hpp"
 #include "tlm.hpp"
