@@ -11,3 +11,4 @@
 #include "math.hpp"
 #include "fe_iiee.hpp"
 #include "dense.hpp"
+#include "tlm.hpp"
