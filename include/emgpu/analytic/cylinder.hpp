@@ -22,11 +22,16 @@
 
 namespace emgpu::analytic {
 
-/// @brief Series truncation order for argument ka: terms beyond it are below
-///        1e-17 of the leading ones (|J_n / H_n| and 1/|H_n| decay
-///        super-exponentially once n exceeds ka by a few times (ka)^(1/3)).
+/// @brief Series truncation order for argument ka: the first n > ka with
+///        pi n |J_n(ka)| < 1e-17. Beyond the turning point 1/|H_n| ~ pi n |J_n|
+///        bounds the current's terms (the slower of the two series: the echo
+///        width's terms J_n/H_n decay like J_n^2), so the tail is below 1e-17.
 inline int mie_truncation(double ka) {
-  return static_cast<int>(std::ceil(ka + 4.5 * std::cbrt(ka) + 12.0));
+  const int cap = static_cast<int>(ka + 30.0 * std::cbrt(ka) + 60.0);
+  const auto j = bessel_j_orders(cap, ka);
+  for (int n = static_cast<int>(ka) + 1; n <= cap; ++n)
+    if (constants::pi * n * std::abs(j[std::size_t(n)]) < 1e-17) return n;
+  return cap;
 }
 
 /// @brief Precomputed Mie coefficients of a PEC circular cylinder (TM_z).
