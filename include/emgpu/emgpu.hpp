@@ -9,3 +9,8 @@
 #include "core.hpp"
 #include "backend.hpp"
 #include "math.hpp"
+#include "dense.hpp"
+#include "geometry.hpp"
+#include "kernel.hpp"
+#include "analytic.hpp"
+#include "scattering2d.hpp"
