@@ -10,7 +10,4 @@
 #include "backend.hpp"
 #include "math.hpp"
 #include "dense.hpp"
-#include "geometry.hpp"
-#include "kernel.hpp"
-#include "analytic.hpp"
-#include "scattering2d.hpp"
+#include "scattering2d.hpp"  // with geometry.hpp, kernel.hpp, analytic.hpp

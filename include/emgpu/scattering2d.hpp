@@ -24,19 +24,11 @@
 #include "analytic.hpp"
 #include "backend.hpp"
 #include "core.hpp"
+#include "dense.hpp"
 #include "geometry.hpp"
 #include "kernel.hpp"
 #include "scattering2d/result.hpp"
 
-#if __has_include("dense.hpp")
-#include "dense.hpp"
-#else  // TEMPORARY until the dense branch is merged
-namespace emgpu::dense {
-struct crout_lu;
-template <class S, class Backend, class T>
-concept dense_solver = requires { typename S::template factorization<Backend, T>; };
-}  // namespace emgpu::dense
-#endif
 
 namespace emgpu {
 

@@ -7,9 +7,6 @@
 #include <vector>
 
 #include <emgpu/scattering2d.hpp>
-#if !__has_include(<emgpu/dense.hpp>)
-#include <Eigen/Dense>
-#endif
 
 #include "common/backends.hpp"
 
@@ -20,26 +17,7 @@ using emgpu::constants::pi;
 
 namespace {
 
-#if __has_include(<emgpu/dense.hpp>)
 using solver = emgpu::dense::crout_lu;
-#else  // TEMPORARY (until the dense branch is merged): Eigen LU on host memory
-struct eigen_lu {
-  template <class B, class T>
-  class factorization {
-   public:
-    factorization(const B&, emgpu::matrix_view<T> a, const eigen_lu&)
-        : lu_(Eigen::Map<Eigen::MatrixXcd>(reinterpret_cast<std::complex<double>*>(a.data), a.rows, a.cols)) {}
-    void solve(emgpu::matrix_view<T> rhs) const {
-      Eigen::Map<Eigen::MatrixXcd> r(reinterpret_cast<std::complex<double>*>(rhs.data), rhs.rows, rhs.cols);
-      r = lu_.solve(Eigen::MatrixXcd(r));
-    }
-    index_t size() const { return lu_.rows(); }
-   private:
-    Eigen::PartialPivLU<Eigen::MatrixXcd> lu_;
-  };
-};
-using solver = eigen_lu;
-#endif
 
 template <class B, class K>
 emgpu::scattering2d_result solve_on(const B& b, const geo::mesh& m, double freq, K kernel,
