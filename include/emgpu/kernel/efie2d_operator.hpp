@@ -137,8 +137,48 @@ struct plane_wave_fn {
   }
 };
 
-/// out(a, r) = sum_n w_n J(n, r) exp(j k (x_n cos phi_a + y_n sin phi_a)).
-/// With `diagonal`, a = r (one angle per right-hand side: monostatic).
+/// Far-field phase table E(a, i) = w_i exp(j k (x_i cos phi_a + y_i sin phi_a)),
+/// stored at e[a * sa + i * si] (layout chosen per backend for coalescing).
+struct far_phase_fn {
+  const double* x;
+  const double* y;
+  const double* w;
+  const double* angles;
+  double k;
+  complex<double>* e;
+  index_t sa, si;
+  EMGPU_HD void operator()(index_t a, index_t i) const {
+    double sa_, ca_, sp, cp;
+    math::detail::hd_sincos(angles[a], sa_, ca_);
+    math::detail::hd_sincos(k * (x[i] * ca_ + y[i] * sa_), sp, cp);
+    e[a * sa + i * si] = complex<double>(w[i] * cp, w[i] * sp);
+  }
+};
+
+/// out(a, r) = sum_i E(a, i) J(i, r): the far-field integral P(phi_a).
+template <class S>
+struct far_sum_fn {
+  const complex<double>* e;
+  index_t sa, si;
+  const S* j;
+  index_t ldj, n;
+  complex<double>* out;
+  index_t ldo;
+  EMGPU_HD void operator()(index_t a, index_t r) const {
+    double accr = 0, acci = 0;
+    const S* jc = j + r * ldj;
+    const complex<double>* ea = e + a * sa;
+    for (index_t i = 0; i < n; ++i) {
+      const complex<double> ei = ea[i * si];
+      const double jr = static_cast<double>(jc[i].real()), ji = static_cast<double>(jc[i].imag());
+      accr += ei.real() * jr - ei.imag() * ji;
+      acci += ei.real() * ji + ei.imag() * jr;
+    }
+    out[a + r * ldo] = complex<double>(accr, acci);
+  }
+};
+
+/// Monostatic: out[r] = P(angles[r]) of column r alone (phases on the fly).
 template <class S>
 struct far_field_fn {
   const double* x;
@@ -149,10 +189,9 @@ struct far_field_fn {
   const S* j;
   index_t ldj, n;
   complex<double>* out;
-  index_t ldo;
-  EMGPU_HD void operator()(index_t a, index_t r) const {
+  EMGPU_HD void operator()(index_t r) const {
     double sa, ca;
-    math::detail::hd_sincos(angles[a], sa, ca);
+    math::detail::hd_sincos(angles[r], sa, ca);
     double accr = 0, acci = 0;
     const S* jc = j + r * ldj;
     for (index_t i = 0; i < n; ++i) {
@@ -162,15 +201,10 @@ struct far_field_fn {
       accr += jr * cp - ji * sp;
       acci += jr * sp + ji * cp;
     }
-    out[a + r * ldo] = complex<double>(accr, acci);
+    out[r] = complex<double>(accr, acci);
   }
 };
 
-template <class S>
-struct monostatic_fn {
-  far_field_fn<S> f;
-  EMGPU_HD void operator()(index_t r) const { f(r, r); }  // f.ldo == 0: writes out[r]
-};
 
 template <class S>
 struct near_field_fn {
@@ -263,16 +297,21 @@ class efie2d_operator {
   void far_field(matrix_view<const S> j, const double* angles, index_t nang, double k,
                  complex<double>* out) const {
     emgpu::detail::require(j.rows == n_, "emgpu::kernel::efie2d_operator::far_field: currents must have n rows");
-    for_each_index(b_, nang, j.cols,
-                   detail::far_field_fn<S>{x_.data(), y_.data(), w_.data(), angles, k, j.data, j.ld, n_, out, nang});
+    if (nang <= 0 || j.cols <= 0) return;
+    // Phase table once (nang x n sincos), then a plain sum per (angle, column):
+    // on a GPU angles vary fastest (coalesced), on the host unknowns do.
+    auto e = make_vector<complex<double>>(b_, nang * n_);
+    const index_t sa = is_device_backend_v<Backend> ? 1 : n_, si = is_device_backend_v<Backend> ? nang : 1;
+    for_each_index(b_, nang, n_, detail::far_phase_fn{x_.data(), y_.data(), w_.data(), angles, k, e.data(), sa, si});
+    for_each_index(b_, nang, j.cols, detail::far_sum_fn<S>{e.data(), sa, si, j.data, j.ld, n_, out, nang});
+    synchronize(b_);  // e is freed on return
   }
 
   /// @brief out(r) = P(angles[r]) of current column r (monostatic: one angle per column).
   template <class S>
   void far_field_diagonal(matrix_view<const S> j, const double* angles, double k, complex<double>* out) const {
     emgpu::detail::require(j.rows == n_, "emgpu::kernel::efie2d_operator::far_field_diagonal: currents must have n rows");
-    for_each_index(b_, j.cols,
-                   detail::monostatic_fn<S>{{x_.data(), y_.data(), w_.data(), angles, k, j.data, j.ld, n_, out, 0}});
+    for_each_index(b_, j.cols, detail::far_field_fn<S>{x_.data(), y_.data(), w_.data(), angles, k, j.data, j.ld, n_, out});
   }
 
   /// @brief Scattered E_z at npts points (px, py in backend memory) for each
