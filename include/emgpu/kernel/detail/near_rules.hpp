@@ -60,7 +60,7 @@ class near_rule_builder {
   std::pair<index_t, index_t> graded(index_t c, const std::vector<geometry::point2>& obs,
                                      std::vector<rule_point>& out) const {
     // Nearest point: sample, then refine by golden-section on the bracket.
-    constexpr int ns = 64;
+    constexpr int ns = 32;
     double best_s = -1, best_d = std::numeric_limits<double>::infinity();
     auto dist = [&](double s) {
       const auto r = m_.eval(c, s, shape_).r;
@@ -73,7 +73,7 @@ class near_rule_builder {
       if (d < best_d) best_d = d, best_s = s;
     }
     double lo = std::max(-1.0, best_s - 2.0 / ns), hi = std::min(1.0, best_s + 2.0 / ns);
-    for (int it = 0; it < 60; ++it) {
+    for (int it = 0; it < 40; ++it) {  // bracket 4/ns shrinks to ~1e-10
       const double a = lo + 0.381966 * (hi - lo), b = hi - 0.381966 * (hi - lo);
       if (dist(a) < dist(b)) hi = b;
       else lo = a;
