@@ -96,7 +96,10 @@ __global__ void __launch_bounds__(256) far_fill_kernel(far_fill_fn<S> f) {
   using R = real_type_t<S>;
   const index_t ti = blockIdx.x, tj = blockIdx.y;
   if (ti > tj) return;  // uniform per block: no divergence, no barrier issue
-  __shared__ complex<R> tile[far_tile][far_tile + 1];
+  // Plain arrays: a __shared__ object of class type (complex) may not have a
+  // constructor; +1 column avoids bank conflicts on the transposed read.
+  __shared__ R tre[far_tile][far_tile + 1];
+  __shared__ R tim[far_tile][far_tile + 1];
   const index_t i0 = ti * far_tile, j0 = tj * far_tile;
   const index_t i = i0 + threadIdx.x;
   for (index_t jj = threadIdx.y; jj < far_tile; jj += blockDim.y) {
@@ -104,7 +107,8 @@ __global__ void __launch_bounds__(256) far_fill_kernel(far_fill_fn<S> f) {
     if (i < f.n && j < f.n) {
       const complex<R> hv = f.h(i, j);
       f.put(i, j, hv);
-      tile[threadIdx.x][jj] = hv;
+      tre[threadIdx.x][jj] = hv.real();
+      tim[threadIdx.x][jj] = hv.imag();
     }
   }
   if (ti == tj) return;  // diagonal tile pairs are complete (both halves computed)
@@ -113,7 +117,7 @@ __global__ void __launch_bounds__(256) far_fill_kernel(far_fill_fn<S> f) {
   const index_t row = j0 + threadIdx.x;
   for (index_t ii = threadIdx.y; ii < far_tile; ii += blockDim.y) {
     const index_t col = i0 + ii;
-    if (row < f.n && col < f.n) f.put(row, col, tile[ii][threadIdx.x]);
+    if (row < f.n && col < f.n) f.put(row, col, complex<R>(tre[ii][threadIdx.x], tim[ii][threadIdx.x]));
   }
 }
 
