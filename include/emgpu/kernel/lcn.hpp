@@ -107,7 +107,10 @@ struct lcn {
           continue;
         }
         for (int j = 0; j < Q; ++j) obs[std::size_t(j)] = {d.x[std::size_t(o * Q + j)], d.y[std::size_t(o * Q + j)]};
-        const auto r = rb.graded(c, obs, rules);
+        // Neighbours along the contour share an end node with c (unless the
+        // contour has so few cells that o is on both sides).
+        const bool before = o == m.prev(c), after = o == m.next(c);
+        const auto r = before != after ? rb.adjacent(c, before ? -1 : 1, o, obs, rules) : rb.graded(c, obs, rules);
         for (int j = 0; j < Q; ++j) blocks.push_back({o * Q + j, c * Q, r.first, r.second});
       }
     }

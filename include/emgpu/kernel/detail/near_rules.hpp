@@ -83,6 +83,29 @@ class near_rule_builder {
     if (dist(-1) <= best_d) best_s = -1;
     else if (dist(1) <= best_d) best_s = 1;
     else best_s = sc;
+    return graded_toward(c, best_s, best_d, out);
+  }
+
+  /// @brief Rule for a cell adjacent to the observers' cell, sharing its end
+  ///        `end` (-1 or +1) with it. Where the contour turns by less than
+  ///        ~85 degrees at the shared node the shared node is the nearest point
+  ///        to every observer, so the nearest-point search is skipped.
+  std::pair<index_t, index_t> adjacent(index_t c, int end, index_t obs_cell,
+                                       const std::vector<geometry::point2>& obs,
+                                       std::vector<rule_point>& out) const {
+    const auto src = m_.eval(c, double(end), shape_);
+    const auto oth = m_.eval(obs_cell, double(-end), shape_);
+    const double ts = geometry::norm(src.dr), to = geometry::norm(oth.dr);
+    const double cosang = (src.dr.x * oth.dr.x + src.dr.y * oth.dr.y) / (ts * to);
+    if (!(cosang > 0.1)) return graded(c, obs, out);
+    double d = std::numeric_limits<double>::infinity();
+    for (const auto& o : obs) d = std::min(d, geometry::norm(src.r - o));
+    return graded_toward(c, double(end), d, out);
+  }
+
+  /// Rule graded toward s* on cell c, the observers being best_d metres away.
+  std::pair<index_t, index_t> graded_toward(index_t c, double best_s, double best_d,
+                                            std::vector<rule_point>& out) const {
     // Distance in s units: |dr/ds| converts metres to parameter.
     const double speed = geometry::norm(m_.eval(c, best_s, shape_).dr);
     const double ds = std::max(best_d / speed, 1e-14);
