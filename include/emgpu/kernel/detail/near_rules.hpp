@@ -7,7 +7,8 @@
 /// the bracket being smooth (it equals -(2j/pi) J0 ln(R/|s-s0|) + analytic), so
 /// Gauss-Legendre handles it, and the last term takes the product weights of
 /// ln y (ln|s - s0| = ln h + ln y). Both parts share the nodes, which folds
-/// them into one point with weights a = h w |r'| and b = h |r'| (w ln y - v).
+/// them into one point with weights a = h w |r'| and b = h |r'| (w ln y - v),
+/// v being the product weights of ln y (emgpu::math::log_product_weights).
 ///
 /// Neighbour cells (observer off the cell but close to it): panels graded
 /// geometrically (ratio 1/2) toward the point of the cell nearest the observers,
