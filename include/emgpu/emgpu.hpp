@@ -11,3 +11,4 @@
 #include "math.hpp"
 #include "dense.hpp"
 #include "scattering2d.hpp"  // with geometry.hpp, kernel.hpp, analytic.hpp
+#include "fe_iiee.hpp"
