@@ -9,6 +9,8 @@
 #include "core.hpp"
 #include "backend.hpp"
 #include "math.hpp"
+#include "dense.hpp"
+#include "scattering2d.hpp"  // with geometry.hpp, kernel.hpp, analytic.hpp
 #include "fe_iiee.hpp"
 #include "dense.hpp"
 #include "tlm.hpp"

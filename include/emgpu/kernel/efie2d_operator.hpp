@@ -1,0 +1,417 @@
+/// @file
+/// @brief The 2D TM EFIE operator on a backend: matrix fill (far pass, then the
+///        near-correction pass), plane-wave right-hand sides, far-field
+///        integrals (echo width) and scattered near fields, all computed where
+///        the matrix lives (no host round trip on CUDA).
+///
+/// Conventions (design/physics-conventions.md, shared): exp(+j w t);
+/// E_z_inc = E0 exp(-j k (x cos phi_i + y sin phi_i)), phi_i the direction of travel;
+/// far-field integral P(phi) = Integral_C J_z exp(j k (x' cos phi + y' sin phi)) dt';
+/// echo width sigma = (k eta^2 / 4) |P|^2 / |E0|^2;
+/// scattered field E_z^s(r) = -(k eta / 4) Integral_C J_z H0^(2)(k |r - r'|) dt'.
+#pragma once
+
+#include <concepts>
+#include <span>
+#include <vector>
+
+#include "../backend.hpp"
+#include "../core/complex.hpp"
+#include "../core/constants.hpp"
+#include "../core/error.hpp"
+#include "../core/matrix_view.hpp"
+#include "../geometry/mesh.hpp"
+#include "../math/bessel.hpp"
+#include "discretization.hpp"
+
+namespace emgpu::kernel {
+
+/// @brief A 2D EFIE kernel policy: turns a mesh into a discretization.
+template <class K>
+concept efie2d_kernel = requires(const K& k, const geometry::mesh& m) {
+  { k.discretize(m) } -> std::same_as<discretization>;
+};
+
+namespace detail {
+
+template <class S>
+EMGPU_HD inline S to_scalar(complex<double> v) {
+  using R = real_type_t<S>;
+  return S(static_cast<R>(v.real()), static_cast<R>(v.imag()));
+}
+
+/// Far pass: every entry by the Nystrom / one-point rule,
+///   Z(i, j) = (k eta / 4) w_j H0^(2)(k R_ij).
+/// H0^(2)(k R) is symmetric in (i, j), so the pass works on pairs of 32 x 32
+/// tiles (I, J), I <= J: each Hankel value is computed once and written to
+/// Z(i, j) and Z(j, i) (half the transcendental work; the fill is compute-bound).
+/// The diagonal (R = 0) gives NaN and is always overwritten by the near or
+/// self pass.
+inline constexpr index_t far_tile = 32;
+
+template <class S>
+struct far_fill_fn {
+  using R = real_type_t<S>;
+  const double* x;
+  const double* y;
+  const double* w;
+  R k;
+  R c;  // k eta / 4
+  S* z;
+  index_t ld, n;
+  EMGPU_HD complex<R> h(index_t i, index_t j) const {
+    const R dx = static_cast<R>(x[i] - x[j]), dy = static_cast<R>(y[i] - y[j]);
+    return math::hankel2_0(k * math::detail::hd_sqrt(dx * dx + dy * dy));
+  }
+  EMGPU_HD void put(index_t i, index_t j, complex<R> hv) const {
+    const R s = c * static_cast<R>(w[j]);
+    z[i + j * ld] = S(s * hv.real(), s * hv.imag());
+  }
+  /// One tile pair (ti <= tj): Z(I, J) and its mirror Z(J, I).
+  EMGPU_HD void tile_pair(index_t ti, index_t tj) const {
+    const index_t i0 = ti * far_tile, j0 = tj * far_tile;
+    const index_t i1 = i0 + far_tile < n ? i0 + far_tile : n, j1 = j0 + far_tile < n ? j0 + far_tile : n;
+    for (index_t j = j0; j < j1; ++j)
+      for (index_t i = i0; i < (ti == tj ? j + 1 : i1); ++i) {
+        const complex<R> hv = h(i, j);
+        put(i, j, hv);
+        if (i != j) put(j, i, hv);
+      }
+  }
+  /// Host form: pair number p of the upper triangle, p = tj (tj + 1) / 2 + ti,
+  /// so a static schedule over p gives every thread the same work.
+  EMGPU_HD void operator()(index_t p) const {
+    index_t tj = static_cast<index_t>((math::detail::hd_sqrt(8.0 * double(p) + 1.0) - 1.0) / 2.0);
+    while (tj * (tj + 1) / 2 > p) --tj;  // guard the rounding of the square root
+    while ((tj + 1) * (tj + 2) / 2 <= p) ++tj;
+    tile_pair(p - tj * (tj + 1) / 2, tj);
+  }
+};
+
+template <class B, class S>
+void far_fill(const B& b, const far_fill_fn<S>& f) {
+  const index_t t = (f.n + far_tile - 1) / far_tile;
+  for_each_index(b, t * (t + 1) / 2, f);
+}
+
+#if defined(__CUDACC__)
+/// CUDA form: block (32, 8) per tile pair; the tile's Hankel values go through
+/// shared memory so that both Z(I, J) and the mirrored Z(J, I) are written
+/// with coalesced (column-contiguous) stores.
+template <class S>
+__global__ void __launch_bounds__(256) far_fill_kernel(far_fill_fn<S> f) {
+  using R = real_type_t<S>;
+  const index_t ti = blockIdx.x, tj = blockIdx.y;
+  if (ti > tj) return;  // uniform per block: no divergence, no barrier issue
+  // Plain arrays: a __shared__ object of class type (complex) may not have a
+  // constructor; +1 column avoids bank conflicts on the transposed read.
+  __shared__ R tre[far_tile][far_tile + 1];
+  __shared__ R tim[far_tile][far_tile + 1];
+  const index_t i0 = ti * far_tile, j0 = tj * far_tile;
+  const index_t i = i0 + threadIdx.x;
+  for (index_t jj = threadIdx.y; jj < far_tile; jj += blockDim.y) {
+    const index_t j = j0 + jj;
+    if (i < f.n && j < f.n) {
+      const complex<R> hv = f.h(i, j);
+      f.put(i, j, hv);
+      tre[threadIdx.x][jj] = hv.real();
+      tim[threadIdx.x][jj] = hv.imag();
+    }
+  }
+  if (ti == tj) return;  // diagonal tile pairs are complete (both halves computed)
+  __syncthreads();
+  // Z(j0 + x, i0 + ii) = c w_(i0+ii) H(i0+ii, j0+x): rows vary with threadIdx.x.
+  const index_t row = j0 + threadIdx.x;
+  for (index_t ii = threadIdx.y; ii < far_tile; ii += blockDim.y) {
+    const index_t col = i0 + ii;
+    if (row < f.n && col < f.n) f.put(row, col, complex<R>(tre[ii][threadIdx.x], tim[ii][threadIdx.x]));
+  }
+}
+
+template <class S>
+void far_fill(const backend::cuda& b, const far_fill_fn<S>& f) {
+  if (f.n <= 0) return;
+  emgpu::detail::device_guard g(b.device);
+  const unsigned t = static_cast<unsigned>((f.n + far_tile - 1) / far_tile);
+  emgpu::detail::require(t <= 65535u, "emgpu::kernel: matrix too large for the far-fill grid (n > 2097120)");
+  far_fill_kernel<S><<<dim3(t, t), dim3(unsigned(far_tile), 8u), 0, b.stream>>>(f);
+  EMGPU_CUDA_CHECK_LAUNCH("emgpu::kernel far_fill_kernel");
+}
+#endif
+
+/// Seed MoM self term on the diagonal.
+template <class S>
+struct self_fill_fn {
+  const double* w;
+  double k, c;
+  S* z;
+  index_t ld;
+  EMGPU_HD void operator()(index_t m) const {
+    const double wm = w[m];
+    const double l = math::detail::hd_log(constants::gamma_exp * k * wm / (4.0 * constants::e));
+    z[m + m * ld] = to_scalar<S>(complex<double>(c * wm, -c * wm * (2.0 / constants::pi) * l));
+  }
+};
+
+/// Near pass: one block = q entries of one row from q moments of a fine rule.
+template <class S>
+struct near_fill_fn {
+  const near_block* blocks;
+  const rule_point* pts;
+  const double* coef;
+  const double* x;
+  const double* y;
+  int q;
+  double k, c;
+  S* z;
+  index_t ld;
+  EMGPU_HD void operator()(index_t b) const {
+    const near_block blk = blocks[b];
+    const double xo = x[blk.obs], yo = y[blk.obs];
+    double mr[10], mi[10];
+    for (int t = 0; t < q; ++t) mr[t] = mi[t] = 0;
+    for (index_t p = blk.begin; p < blk.end; ++p) {
+      const rule_point rp = pts[p];
+      const double dx = rp.x - xo, dy = rp.y - yo;
+      const double r = math::detail::hd_sqrt(dx * dx + dy * dy);
+      const complex<double> h = math::hankel2_0(k * r);
+      // a H0 + (2j/pi) b J0, with J0 = Re H0^(2)
+      const double vr = rp.a * h.real();
+      const double vi = rp.a * h.imag() + (2.0 / constants::pi) * rp.b * h.real();
+      double pkm1 = 0, pk = 1;  // Legendre P_(t-1), P_t at rp.s
+      for (int t = 0; t < q; ++t) {
+        mr[t] += pk * vr;
+        mi[t] += pk * vi;
+        const double next = ((2 * t + 1) * rp.s * pk - t * pkm1) / (t + 1);
+        pkm1 = pk;
+        pk = next;
+      }
+    }
+    for (int i = 0; i < q; ++i) {
+      double zr = 0, zi = 0;
+      for (int t = 0; t < q; ++t) {
+        zr += coef[i + q * t] * mr[t];
+        zi += coef[i + q * t] * mi[t];
+      }
+      z[blk.obs + (blk.col0 + i) * ld] = to_scalar<S>(complex<double>(c * zr, c * zi));
+    }
+  }
+};
+
+template <class S>
+struct plane_wave_fn {
+  const double* x;
+  const double* y;
+  const double* angles;
+  double k;
+  complex<double> e0;
+  S* rhs;
+  index_t ld;
+  EMGPU_HD void operator()(index_t m, index_t r) const {
+    double sa, ca, sp, cp;
+    math::detail::hd_sincos(angles[r], sa, ca);
+    math::detail::hd_sincos(-k * (x[m] * ca + y[m] * sa), sp, cp);
+    rhs[m + r * ld] = to_scalar<S>(e0 * complex<double>(cp, sp));
+  }
+};
+
+/// Far-field phase table E(a, i) = w_i exp(j k (x_i cos phi_a + y_i sin phi_a)),
+/// stored at e[a * sa + i * si] (layout chosen per backend for coalescing).
+struct far_phase_fn {
+  const double* x;
+  const double* y;
+  const double* w;
+  const double* angles;
+  double k;
+  complex<double>* e;
+  index_t sa, si;
+  EMGPU_HD void operator()(index_t a, index_t i) const {
+    double sa_, ca_, sp, cp;
+    math::detail::hd_sincos(angles[a], sa_, ca_);
+    math::detail::hd_sincos(k * (x[i] * ca_ + y[i] * sa_), sp, cp);
+    e[a * sa + i * si] = complex<double>(w[i] * cp, w[i] * sp);
+  }
+};
+
+/// out(a, r) = sum_i E(a, i) J(i, r): the far-field integral P(phi_a).
+template <class S>
+struct far_sum_fn {
+  const complex<double>* e;
+  index_t sa, si;
+  const S* j;
+  index_t ldj, n;
+  complex<double>* out;
+  index_t ldo;
+  EMGPU_HD void operator()(index_t a, index_t r) const {
+    double accr = 0, acci = 0;
+    const S* jc = j + r * ldj;
+    const complex<double>* ea = e + a * sa;
+    for (index_t i = 0; i < n; ++i) {
+      const complex<double> ei = ea[i * si];
+      const double jr = static_cast<double>(jc[i].real()), ji = static_cast<double>(jc[i].imag());
+      accr += ei.real() * jr - ei.imag() * ji;
+      acci += ei.real() * ji + ei.imag() * jr;
+    }
+    out[a + r * ldo] = complex<double>(accr, acci);
+  }
+};
+
+/// Monostatic: out[r] = P(angles[r]) of column r alone (phases on the fly).
+template <class S>
+struct far_field_fn {
+  const double* x;
+  const double* y;
+  const double* w;
+  const double* angles;
+  double k;
+  const S* j;
+  index_t ldj, n;
+  complex<double>* out;
+  EMGPU_HD void operator()(index_t r) const {
+    double sa, ca;
+    math::detail::hd_sincos(angles[r], sa, ca);
+    double accr = 0, acci = 0;
+    const S* jc = j + r * ldj;
+    for (index_t i = 0; i < n; ++i) {
+      double sp, cp;
+      math::detail::hd_sincos(k * (x[i] * ca + y[i] * sa), sp, cp);
+      const double jr = static_cast<double>(jc[i].real()) * w[i], ji = static_cast<double>(jc[i].imag()) * w[i];
+      accr += jr * cp - ji * sp;
+      acci += jr * sp + ji * cp;
+    }
+    out[r] = complex<double>(accr, acci);
+  }
+};
+
+
+template <class S>
+struct near_field_fn {
+  const double* x;
+  const double* y;
+  const double* w;
+  const double* px;
+  const double* py;
+  double k, c;
+  const S* j;
+  index_t ldj, n;
+  complex<double>* out;
+  index_t ldo;
+  EMGPU_HD void operator()(index_t p, index_t r) const {
+    double accr = 0, acci = 0;
+    const S* jc = j + r * ldj;
+    for (index_t i = 0; i < n; ++i) {
+      const double dx = px[p] - x[i], dy = py[p] - y[i];
+      const complex<double> h = math::hankel2_0(k * math::detail::hd_sqrt(dx * dx + dy * dy));
+      const double jr = static_cast<double>(jc[i].real()) * w[i], ji = static_cast<double>(jc[i].imag()) * w[i];
+      accr += jr * h.real() - ji * h.imag();
+      acci += jr * h.imag() + ji * h.real();
+    }
+    out[p + r * ldo] = complex<double>(-c * accr, -c * acci);
+  }
+};
+
+template <class B, class T>
+vector_t<B, T> upload(const B& b, const std::vector<T>& h) {
+  if (h.empty()) return make_vector<T>(b, 0);
+  return to_backend(b, std::span<const T>(h.data(), h.size()));
+}
+
+}  // namespace detail
+
+/// @brief A discretization resident on a backend, ready to fill matrices and
+///        evaluate fields at any wavenumber.
+/// @tparam Backend an emgpu backend tag.
+template <class Backend>
+class efie2d_operator {
+ public:
+  /// Copies the unknowns and the near plan to the backend.
+  efie2d_operator(const Backend& b, const discretization& d)
+      : b_(b), n_(d.n), q_(d.q), analytic_self_(d.analytic_self), nblocks_(index_t(d.blocks.size())),
+        x_(detail::upload(b, d.x)), y_(detail::upload(b, d.y)), w_(detail::upload(b, d.w)),
+        coef_(detail::upload(b, d.coef)), blocks_(detail::upload(b, d.blocks)),
+        rules_(detail::upload(b, d.rules)) {
+    emgpu::detail::require(d.q >= 1 && d.q <= 10, "emgpu::kernel::efie2d_operator: q must be in 1..10");
+    emgpu::detail::require(index_t(d.x.size()) == d.n && index_t(d.y.size()) == d.n &&
+                               index_t(d.w.size()) == d.n,
+                           "emgpu::kernel::efie2d_operator: inconsistent discretization");
+  }
+
+  index_t size() const noexcept { return n_; }
+  const Backend& backend() const noexcept { return b_; }
+  /// Unknown positions and weights in backend memory.
+  const double* x() const { return x_.data(); }
+  const double* y() const { return y_.data(); }
+  const double* w() const { return w_.data(); }
+
+  /// @brief Fills the n x n EFIE matrix for wavenumber k: the far pass over all
+  ///        entries, then the self (MoM) and near-correction passes.
+  /// @throws invalid_argument for a wrong shape or k <= 0.
+  template <class S>
+  void assemble(matrix_view<S> z, double k, double eta = constants::eta0) const {
+    emgpu::detail::require(z.rows == n_ && z.cols == n_, "emgpu::kernel::efie2d_operator::assemble: matrix must be n x n");
+    emgpu::detail::require(std::isfinite(k) && k > 0, "emgpu::kernel::efie2d_operator: wavenumber must be > 0");
+    using R = real_type_t<S>;
+    const double c = k * eta / 4;
+    detail::far_fill(b_, detail::far_fill_fn<S>{x_.data(), y_.data(), w_.data(), R(k), R(c), z.data, z.ld, n_});
+    if (analytic_self_) for_each_index(b_, n_, detail::self_fill_fn<S>{w_.data(), k, c, z.data, z.ld});
+    if (nblocks_ > 0)
+      for_each_index(b_, nblocks_,
+                     detail::near_fill_fn<S>{blocks_.data(), rules_.data(), coef_.data(), x_.data(),
+                                             y_.data(), q_, k, c, z.data, z.ld});
+  }
+
+  /// @brief Plane-wave right-hand sides, one column per incidence angle
+  ///        (radians, direction of travel); `angles` lives in backend memory.
+  template <class S>
+  void plane_waves(matrix_view<S> rhs, const double* angles, double k, complex<double> e0 = 1.0) const {
+    emgpu::detail::require(rhs.rows == n_, "emgpu::kernel::efie2d_operator::plane_waves: rhs must have n rows");
+    for_each_index(b_, n_, rhs.cols, detail::plane_wave_fn<S>{x_.data(), y_.data(), angles, k, e0, rhs.data, rhs.ld});
+  }
+
+  /// @brief out(a, r) = far-field integral P(phi_a) of current column r
+  ///        (angles and out in backend memory, out column-major with ld nang).
+  template <class S>
+  void far_field(matrix_view<const S> j, const double* angles, index_t nang, double k,
+                 complex<double>* out) const {
+    emgpu::detail::require(j.rows == n_, "emgpu::kernel::efie2d_operator::far_field: currents must have n rows");
+    if (nang <= 0 || j.cols <= 0) return;
+    // Phase table once (nang x n sincos), then a plain sum per (angle, column):
+    // on a GPU angles vary fastest (coalesced), on the host unknowns do.
+    auto e = make_vector<complex<double>>(b_, nang * n_);
+    const index_t sa = is_device_backend_v<Backend> ? 1 : n_, si = is_device_backend_v<Backend> ? nang : 1;
+    for_each_index(b_, nang, n_, detail::far_phase_fn{x_.data(), y_.data(), w_.data(), angles, k, e.data(), sa, si});
+    for_each_index(b_, nang, j.cols, detail::far_sum_fn<S>{e.data(), sa, si, j.data, j.ld, n_, out, nang});
+    synchronize(b_);  // e is freed on return
+  }
+
+  /// @brief out(r) = P(angles[r]) of current column r (monostatic: one angle per column).
+  template <class S>
+  void far_field_diagonal(matrix_view<const S> j, const double* angles, double k, complex<double>* out) const {
+    emgpu::detail::require(j.rows == n_, "emgpu::kernel::efie2d_operator::far_field_diagonal: currents must have n rows");
+    for_each_index(b_, j.cols, detail::far_field_fn<S>{x_.data(), y_.data(), w_.data(), angles, k, j.data, j.ld, n_, out});
+  }
+
+  /// @brief Scattered E_z at npts points (px, py in backend memory) for each
+  ///        current column; out is npts x ncols. Uses the Nystrom / one-point
+  ///        rule, so points should be a few cells away from the contour.
+  template <class S>
+  void scattered_field(matrix_view<const S> j, const double* px, const double* py, index_t npts, double k,
+                       complex<double>* out, double eta = constants::eta0) const {
+    emgpu::detail::require(j.rows == n_, "emgpu::kernel::efie2d_operator::scattered_field: currents must have n rows");
+    for_each_index(b_, npts, j.cols,
+                   detail::near_field_fn<S>{x_.data(), y_.data(), w_.data(), px, py, k, k * eta / 4, j.data,
+                                            j.ld, n_, out, npts});
+  }
+
+ private:
+  Backend b_;
+  index_t n_;
+  int q_;
+  bool analytic_self_;
+  index_t nblocks_;
+  vector_t<Backend, double> x_, y_, w_, coef_;
+  vector_t<Backend, near_block> blocks_;
+  vector_t<Backend, rule_point> rules_;
+};
+
+}  // namespace emgpu::kernel
