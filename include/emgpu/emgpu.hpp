@@ -12,5 +12,4 @@
 #include "dense.hpp"
 #include "scattering2d.hpp"  // with geometry.hpp, kernel.hpp, analytic.hpp
 #include "fe_iiee.hpp"
-#include "dense.hpp"
 #include "tlm.hpp"
