@@ -28,7 +28,12 @@ struct matrix_view {
     return {data + i + j * ld, r, c, ld};
   }
   /// Read-only view of the same storage.
-  EMGPU_HD operator matrix_view<const T>() const { return {data, rows, cols, ld}; }
+  /// (Only for non-const T: a const view converting to itself would be a no-op nvcc warns about.)
+  template <class U = T>
+    requires(!std::is_const_v<U>)
+  EMGPU_HD operator matrix_view<const U>() const {
+    return {data, rows, cols, ld};
+  }
   EMGPU_HD bool empty() const { return rows == 0 || cols == 0; }
 };
 
