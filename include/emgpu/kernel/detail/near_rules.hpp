@@ -1,0 +1,163 @@
+/// @file
+/// @brief Builds the fine quadrature rules of the near interactions (host).
+///
+/// Self cell (observer s0 on the source cell): split at s0; on each side
+/// s = s0 +- h y, y in (0, 1), and
+///   H0^(2)(kR) = [H0^(2)(kR) + (2j/pi) J0(kR) ln|s - s0|] - (2j/pi) J0(kR) ln|s - s0|,
+/// the bracket being smooth (it equals -(2j/pi) J0 ln(R/|s-s0|) + analytic), so
+/// Gauss-Legendre handles it, and the last term takes the product weights of
+/// ln y (ln|s - s0| = ln h + ln y). Both parts share the nodes, which folds
+/// them into one point with weights a = h w |r'| and b = h |r'| (w ln y - v).
+///
+/// Neighbour cells (observer off the cell but close to it): panels graded
+/// geometrically (ratio 1/2) toward the point of the cell nearest the observers,
+/// down to a panel no longer than that distance; each panel is then at least
+/// its own length from the near-singularity, where n-point Gauss-Legendre
+/// converges like (3 + sqrt 8)^(-2n).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "../../geometry/mesh.hpp"
+#include "../discretization.hpp"
+#include "rules.hpp"
+
+namespace emgpu::kernel::detail {
+
+/// Fine-rule sizes; the defaults give ~1e-15 relative on smooth cells.
+struct near_rule_options {
+  int log_points = 16;    ///< Gauss points per side of a self cell
+  int panel_points = 14;  ///< Gauss points per graded panel
+};
+
+class near_rule_builder {
+ public:
+  near_rule_builder(const geometry::mesh& m, geometry::cell_shape shape, near_rule_options o)
+      : m_(m), shape_(shape), o_(o), lr_(log_endpoint_rule(o.log_points)),
+        gl_(gauss_legendre(o.panel_points)) {}
+
+  /// Appends the self rule of cell c for the observer at s0; returns [begin, end).
+  std::pair<index_t, index_t> self(index_t c, double s0, std::vector<rule_point>& out) const {
+    const index_t begin = index_t(out.size());
+    for (int side = -1; side <= 1; side += 2) {
+      const double h = side < 0 ? s0 + 1 : 1 - s0;
+      if (h <= 0) continue;
+      for (std::size_t i = 0; i < lr_.y.size(); ++i) {
+        const double s = s0 + side * h * lr_.y[i];
+        const auto p = m_.eval(c, s, shape_);
+        const double j = geometry::norm(p.dr);
+        out.push_back({p.r.x, p.r.y, s, h * lr_.w[i] * j, h * j * (lr_.w[i] * std::log(lr_.y[i]) - lr_.v[i])});
+      }
+    }
+    return {begin, index_t(out.size())};
+  }
+
+  /// Appends a rule on cell c graded toward its point nearest to `obs`
+  /// (observer positions); returns [begin, end).
+  std::pair<index_t, index_t> graded(index_t c, const std::vector<geometry::point2>& obs,
+                                     std::vector<rule_point>& out) const {
+    // Nearest point: sample, then refine by golden-section on the bracket.
+    constexpr int ns = 64;
+    double best_s = -1, best_d = std::numeric_limits<double>::infinity();
+    auto dist = [&](double s) {
+      const auto r = m_.eval(c, s, shape_).r;
+      double d = std::numeric_limits<double>::infinity();
+      for (const auto& o : obs) d = std::min(d, geometry::norm(r - o));
+      return d;
+    };
+    for (int i = 0; i <= ns; ++i) {
+      const double s = -1 + 2.0 * i / ns, d = dist(s);
+      if (d < best_d) best_d = d, best_s = s;
+    }
+    double lo = std::max(-1.0, best_s - 2.0 / ns), hi = std::min(1.0, best_s + 2.0 / ns);
+    for (int it = 0; it < 60; ++it) {
+      const double a = lo + 0.381966 * (hi - lo), b = hi - 0.381966 * (hi - lo);
+      if (dist(a) < dist(b)) hi = b;
+      else lo = a;
+    }
+    const double sc = 0.5 * (lo + hi);
+    best_d = std::min(best_d, dist(sc));
+    if (dist(-1) <= best_d) best_s = -1;
+    else if (dist(1) <= best_d) best_s = 1;
+    else best_s = sc;
+    // Distance in s units: |dr/ds| converts metres to parameter.
+    const double speed = geometry::norm(m_.eval(c, best_s, shape_).dr);
+    const double ds = std::max(best_d / speed, 1e-14);
+    const index_t begin = index_t(out.size());
+    for (int side = -1; side <= 1; side += 2) {
+      const double len = side < 0 ? best_s + 1 : 1 - best_s;
+      if (len <= 1e-15) continue;
+      const int levels = std::clamp(int(std::ceil(std::log2(len / ds))) + 1, 0, 60);
+      double outer = len;
+      for (int l = 0; l <= levels; ++l) {
+        const double inner = l == levels ? 0.0 : outer / 2;
+        panel(c, best_s + side * inner, best_s + side * outer, out);
+        outer = inner;
+      }
+    }
+    return {begin, index_t(out.size())};
+  }
+
+ private:
+  void panel(index_t c, double s0, double s1, std::vector<rule_point>& out) const {
+    const double mid = 0.5 * (s0 + s1), half = 0.5 * std::abs(s1 - s0);
+    for (std::size_t i = 0; i < gl_.first.size(); ++i) {
+      const double s = mid + half * gl_.first[i];
+      const auto p = m_.eval(c, s, shape_);
+      out.push_back({p.r.x, p.r.y, s, half * gl_.second[i] * geometry::norm(p.dr), 0.0});
+    }
+  }
+
+  const geometry::mesh& m_;
+  geometry::cell_shape shape_;
+  near_rule_options o_;
+  log_rule lr_;
+  std::pair<std::vector<double>, std::vector<double>> gl_;
+};
+
+/// Cells whose interactions with cell c are corrected: c itself, `near_cells`
+/// neighbours on each side along the contour, and (if near_distance > 0) every
+/// cell with a node within near_distance * (length of c) of c's centre.
+inline std::vector<index_t> near_cells(const geometry::mesh& m, index_t c, int near_cells_each_side,
+                                       double near_distance, const std::vector<geometry::point2>& centres,
+                                       const std::vector<double>& lengths) {
+  std::vector<index_t> out{c};
+  index_t p = c, n = c;
+  for (int i = 0; i < near_cells_each_side; ++i) {
+    if (p >= 0) p = m.prev(p);
+    if (n >= 0) n = m.next(n);
+    if (p >= 0) out.push_back(p);
+    if (n >= 0) out.push_back(n);
+  }
+  if (near_distance > 0) {
+    const double r = near_distance * lengths[std::size_t(c)];
+    for (index_t o = 0; o < m.size(); ++o)
+      if (geometry::norm(centres[std::size_t(o)] - centres[std::size_t(c)]) <=
+          r + 0.5 * (lengths[std::size_t(o)] + lengths[std::size_t(c)]))
+        out.push_back(o);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace emgpu::kernel::detail
+
+namespace emgpu::kernel::detail {
+
+/// Appends an n-point Gauss-Legendre rule over the whole of cell c.
+inline std::pair<index_t, index_t> uniform_rule(const geometry::mesh& m, geometry::cell_shape shape,
+                                                index_t c, int n, std::vector<rule_point>& out) {
+  const auto [x, w] = gauss_legendre(n);
+  const index_t begin = index_t(out.size());
+  for (int i = 0; i < n; ++i) {
+    const auto p = m.eval(c, x[std::size_t(i)], shape);
+    out.push_back({p.r.x, p.r.y, x[std::size_t(i)], w[std::size_t(i)] * geometry::norm(p.dr), 0.0});
+  }
+  return {begin, index_t(out.size())};
+}
+
+}  // namespace emgpu::kernel::detail
