@@ -9,3 +9,4 @@
 #include "core.hpp"
 #include "backend.hpp"
 #include "math.hpp"
+#include "dense.hpp"

@@ -1,0 +1,3 @@
+/// @file
+/// @brief CUDA LU kernels (placeholder while being written).
+#pragma once
