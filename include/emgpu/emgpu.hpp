@@ -10,3 +10,4 @@
 #include "backend.hpp"
 #include "math.hpp"
 #include "dense.hpp"
+#include "cbfm.hpp"
