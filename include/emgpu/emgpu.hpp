@@ -10,4 +10,5 @@
 #include "backend.hpp"
 #include "math.hpp"
 #include "dense.hpp"
+#include "scattering2d.hpp"  // with geometry.hpp, kernel.hpp, analytic.hpp
 #include "cbfm.hpp"

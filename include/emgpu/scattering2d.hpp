@@ -29,6 +29,7 @@
 #include "kernel.hpp"
 #include "scattering2d/result.hpp"
 
+
 namespace emgpu {
 
 /// @brief Frequency (Hz) at which a body of size a (m) has electrical size ka.
@@ -42,7 +43,7 @@ inline double frequency_for_ka(double ka, double a) {
 /// @brief n angles in radians from first_deg in steps of (last_deg - first_deg) / (n - 1).
 inline std::vector<double> angles_deg(double first_deg, double last_deg, index_t n) {
   detail::require(n >= 1, "emgpu::angles_deg: need n >= 1");
-  std::vector<double> a(std::size_t(n));
+  std::vector<double> a(static_cast<std::size_t>(n));
   for (index_t i = 0; i < n; ++i)
     a[std::size_t(i)] = (first_deg + (n > 1 ? (last_deg - first_deg) * double(i) / double(n - 1) : 0.0)) *
                         constants::pi / 180;
@@ -136,7 +137,7 @@ class scattering2d {
     const matrix_view<Scalar> jv{j.data(), n, nr, n};
     op_.plane_waves(jv, inc.data(), k_);
     fact_->solve(jv);
-    std::vector<Scalar> jh(std::size_t(n * nr));
+    std::vector<Scalar> jh(static_cast<std::size_t>(n * nr));
     copy_to_host(b_, j.data(), n * nr, jh.data());
     r.current.resize(jh.size());
     for (std::size_t i = 0; i < jh.size(); ++i) r.current[i] = complex<double>(jh[i].real(), jh[i].imag());
@@ -169,7 +170,7 @@ class scattering2d {
                                                std::span<const geometry::point2> points) const {
     detail::require(r.unknowns() == disc_.n, "emgpu::scattering2d::scattered_field: result of another solver");
     const index_t np = index_t(points.size()), nr = r.columns();
-    std::vector<complex<double>> out(std::size_t(np * nr));
+    std::vector<complex<double>> out(static_cast<std::size_t>(np * nr));
     if (np == 0 || nr == 0) return out;
     std::vector<double> px(points.size()), py(points.size());
     for (std::size_t i = 0; i < points.size(); ++i) px[i] = points[i].x, py[i] = points[i].y;

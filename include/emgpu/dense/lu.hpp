@@ -168,6 +168,43 @@ inline real_type_t<T> norm1(const backend::serial&, matrix_view<const T> a) {
   return host_norm1(a);
 }
 
+#if defined(__CUDACC__)
+// ---- CUDA dispatch (device memory throughout) -------------------------------
+
+template <class T>
+inline void factor(const backend::cuda& b, matrix_view<T> a, index_t* ipiv, const crout_lu& o) {
+  cuda_factor(b, a, ipiv, o.block_size, o.lookahead);
+}
+template <class T>
+inline device_vector<index_t> solve_permutation(const backend::cuda& b, const index_t* ipiv,
+                                                index_t n) {
+  return cuda_solve_permutation(b, ipiv, n);
+}
+template <class T>
+inline void solve(const backend::cuda& b, matrix_view<const T> lu, const index_t* ipiv,
+                  const index_t* perm, matrix_view<T> rhs) {
+  cuda_solve(b, lu, ipiv, perm, rhs, false);
+}
+template <class T>
+inline void solve_adjoint(const backend::cuda& b, matrix_view<const T> lu, const index_t* ipiv,
+                          const index_t* perm, matrix_view<T> rhs) {
+  cuda_solve(b, lu, ipiv, perm, rhs, true);
+}
+template <class T>
+inline void solve_inverse(const backend::cuda& b, matrix_view<const T> inv, const index_t* ipiv,
+                          matrix_view<T> rhs) {
+  cuda_solve_inverse(b, inv, ipiv, rhs);
+}
+template <class T>
+inline void tri_inverse(const backend::cuda& b, matrix_view<T> a) {
+  cuda_tri_inverse(b, a);
+}
+template <class T>
+inline real_type_t<T> norm1(const backend::cuda& b, matrix_view<const T> a) {
+  return cuda_norm1(b, a);
+}
+#endif  // __CUDACC__
+
 }  // namespace detail
 
 /// @brief Factors the square matrix `a` in place: P A = L U.

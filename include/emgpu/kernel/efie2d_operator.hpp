@@ -169,7 +169,7 @@ struct far_field_fn {
 template <class S>
 struct monostatic_fn {
   far_field_fn<S> f;
-  EMGPU_HD void operator()(index_t r) const { f(r, r); }
+  EMGPU_HD void operator()(index_t r) const { f(r, r); }  // f.ldo == 0: writes out[r]
 };
 
 template <class S>
@@ -272,7 +272,7 @@ class efie2d_operator {
   void far_field_diagonal(matrix_view<const S> j, const double* angles, double k, complex<double>* out) const {
     emgpu::detail::require(j.rows == n_, "emgpu::kernel::efie2d_operator::far_field_diagonal: currents must have n rows");
     for_each_index(b_, j.cols,
-                   detail::monostatic_fn<S>{{x_.data(), y_.data(), w_.data(), angles, k, j.data, j.ld, n_, out, 1}});
+                   detail::monostatic_fn<S>{{x_.data(), y_.data(), w_.data(), angles, k, j.data, j.ld, n_, out, 0}});
   }
 
   /// @brief Scattered E_z at npts points (px, py in backend memory) for each

@@ -10,7 +10,11 @@
 /// `accurate_near`, entries whose source cell lies within `near_fraction` of the
 /// contour length from the observer are integrated over the source cell by
 /// Gauss-Legendre (graded toward the observer for adjacent cells), which
-/// makes the scheme second order.
+/// makes the scheme second order: the one-point rule's error on an entry at
+/// distance d is ~ w^3 / d^2, so only a FIXED physical neighbourhood (not a
+/// fixed number of cells) removes the O(w) sum. The near set therefore grows
+/// like N^2 (near_fraction * N^2 blocks of 32 bytes plus rules): meant for
+/// N up to a few thousand; use lcn<Q> beyond.
 #pragma once
 
 #include <cmath>
@@ -31,7 +35,7 @@ struct mom {
   /// Source cells within this fraction of the contour length (centre to
   /// centre) count as near when accurate_near is set; at least the two
   /// neighbours always do.
-  double near_fraction = 1.0 / 32;
+  double near_fraction = 1.0 / 8;
   /// Gauss-Legendre points for near entries that are not adjacent.
   int near_points = 8;
 
