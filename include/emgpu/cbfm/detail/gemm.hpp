@@ -113,6 +113,15 @@ class cublas_handle {
   cublas_handle() = default;
   cublas_handle(const cublas_handle&) = delete;
   cublas_handle& operator=(const cublas_handle&) = delete;
+  cublas_handle(cublas_handle&& o) noexcept : h_(o.h_) { o.h_ = nullptr; }
+  cublas_handle& operator=(cublas_handle&& o) noexcept {
+    if (this != &o) {
+      if (h_) cublasDestroy(h_);
+      h_ = o.h_;
+      o.h_ = nullptr;
+    }
+    return *this;
+  }
   ~cublas_handle() {
     if (h_) cublasDestroy(h_);
   }
