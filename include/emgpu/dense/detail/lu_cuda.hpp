@@ -25,29 +25,13 @@
 #include "../../backend/algorithms.hpp"
 #include "../../backend/cuda.hpp"
 #include "../../backend/cuda_check.hpp"
+#include "../../backend/cuda_libraries_check.hpp"
 #include "../../core/matrix_view.hpp"
 #include "lu_common.hpp"
 
 namespace emgpu::dense::detail {
 
 // ---- cuBLAS plumbing ------------------------------------------------------
-
-inline void check_cublas(cublasStatus_t s, const char* call, const char* file, int line) {
-  if (s == CUBLAS_STATUS_SUCCESS) return;
-  device_error e(std::string("emgpu: cuBLAS call ") + call + " failed: " +
-                     cublasGetStatusString(s) + " at " + file + ":" + std::to_string(line),
-                 static_cast<int>(s));
-  e.set_out_of_memory(s == CUBLAS_STATUS_ALLOC_FAILED);
-  throw e;
-}
-
-}  // namespace emgpu::dense::detail
-
-/// Checks a cuBLAS call; throws emgpu::device_error naming it.
-#define EMGPU_DENSE_CUBLAS_CHECK(call) \
-  ::emgpu::dense::detail::check_cublas((call), #call, __FILE__, __LINE__)
-
-namespace emgpu::dense::detail {
 
 /// Per host thread and device, two cuBLAS handles (slot 0 for the caller's
 /// stream, slot 1 for the look-ahead stream, so their workspaces never mix).
@@ -58,7 +42,7 @@ inline cublasHandle_t cublas_handle(int device, int slot) {
   const auto key = std::make_pair(device, slot);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   cublasHandle_t h = nullptr;
-  EMGPU_DENSE_CUBLAS_CHECK(cublasCreate(&h));
+  EMGPU_CUBLAS_CHECK(cublasCreate(&h));
   cache.emplace(key, h);
   return h;
 }
@@ -92,13 +76,13 @@ inline void gemm_nn(cublasHandle_t h, index_t m, index_t n, index_t k, T alpha, 
   const auto N = CUBLAS_OP_N;
   const int im = int(m), in = int(n), ik = int(k), ia = int(lda), ib = int(ldb), ic = int(ldc);
   if constexpr (std::is_same_v<T, complexd>)
-    EMGPU_DENSE_CUBLAS_CHECK(cublasZgemm(h, N, N, im, in, ik, &al, cb_ptr(a), ia, cb_ptr(b), ib, &be, cb_ptr(c), ic));
+    EMGPU_CUBLAS_CHECK(cublasZgemm(h, N, N, im, in, ik, &al, cb_ptr(a), ia, cb_ptr(b), ib, &be, cb_ptr(c), ic));
   else if constexpr (std::is_same_v<T, complexf>)
-    EMGPU_DENSE_CUBLAS_CHECK(cublasCgemm(h, N, N, im, in, ik, &al, cb_ptr(a), ia, cb_ptr(b), ib, &be, cb_ptr(c), ic));
+    EMGPU_CUBLAS_CHECK(cublasCgemm(h, N, N, im, in, ik, &al, cb_ptr(a), ia, cb_ptr(b), ib, &be, cb_ptr(c), ic));
   else if constexpr (std::is_same_v<T, double>)
-    EMGPU_DENSE_CUBLAS_CHECK(cublasDgemm(h, N, N, im, in, ik, &al, a, ia, b, ib, &be, c, ic));
+    EMGPU_CUBLAS_CHECK(cublasDgemm(h, N, N, im, in, ik, &al, a, ia, b, ib, &be, c, ic));
   else
-    EMGPU_DENSE_CUBLAS_CHECK(cublasSgemm(h, N, N, im, in, ik, &al, a, ia, b, ib, &be, c, ic));
+    EMGPU_CUBLAS_CHECK(cublasSgemm(h, N, N, im, in, ik, &al, a, ia, b, ib, &be, c, ic));
 }
 
 /// Triangular solve with many right-hand sides, in place in B.
@@ -110,13 +94,13 @@ inline void trsm(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo,
   const auto al = cb_scalar(alpha);
   const int im = int(m), in = int(n), ia = int(lda), ib = int(ldb);
   if constexpr (std::is_same_v<T, complexd>)
-    EMGPU_DENSE_CUBLAS_CHECK(cublasZtrsm(h, side, uplo, op, diag, im, in, &al, cb_ptr(a), ia, cb_ptr(b), ib));
+    EMGPU_CUBLAS_CHECK(cublasZtrsm(h, side, uplo, op, diag, im, in, &al, cb_ptr(a), ia, cb_ptr(b), ib));
   else if constexpr (std::is_same_v<T, complexf>)
-    EMGPU_DENSE_CUBLAS_CHECK(cublasCtrsm(h, side, uplo, op, diag, im, in, &al, cb_ptr(a), ia, cb_ptr(b), ib));
+    EMGPU_CUBLAS_CHECK(cublasCtrsm(h, side, uplo, op, diag, im, in, &al, cb_ptr(a), ia, cb_ptr(b), ib));
   else if constexpr (std::is_same_v<T, double>)
-    EMGPU_DENSE_CUBLAS_CHECK(cublasDtrsm(h, side, uplo, op, diag, im, in, &al, a, ia, b, ib));
+    EMGPU_CUBLAS_CHECK(cublasDtrsm(h, side, uplo, op, diag, im, in, &al, a, ia, b, ib));
   else
-    EMGPU_DENSE_CUBLAS_CHECK(cublasStrsm(h, side, uplo, op, diag, im, in, &al, a, ia, b, ib));
+    EMGPU_CUBLAS_CHECK(cublasStrsm(h, side, uplo, op, diag, im, in, &al, a, ia, b, ib));
 }
 
 /// Triangular matrix product, in place (cuBLAS allows C == B).
@@ -129,13 +113,13 @@ inline void trmm_inplace(cublasHandle_t h, cublasSideMode_t side, cublasFillMode
   const auto N = CUBLAS_OP_N;
   const int im = int(m), in = int(n), ia = int(lda), ib = int(ldb);
   if constexpr (std::is_same_v<T, complexd>)
-    EMGPU_DENSE_CUBLAS_CHECK(cublasZtrmm(h, side, uplo, N, diag, im, in, &al, cb_ptr(a), ia, cb_ptr(b), ib, cb_ptr(b), ib));
+    EMGPU_CUBLAS_CHECK(cublasZtrmm(h, side, uplo, N, diag, im, in, &al, cb_ptr(a), ia, cb_ptr(b), ib, cb_ptr(b), ib));
   else if constexpr (std::is_same_v<T, complexf>)
-    EMGPU_DENSE_CUBLAS_CHECK(cublasCtrmm(h, side, uplo, N, diag, im, in, &al, cb_ptr(a), ia, cb_ptr(b), ib, cb_ptr(b), ib));
+    EMGPU_CUBLAS_CHECK(cublasCtrmm(h, side, uplo, N, diag, im, in, &al, cb_ptr(a), ia, cb_ptr(b), ib, cb_ptr(b), ib));
   else if constexpr (std::is_same_v<T, double>)
-    EMGPU_DENSE_CUBLAS_CHECK(cublasDtrmm(h, side, uplo, N, diag, im, in, &al, a, ia, b, ib, b, ib));
+    EMGPU_CUBLAS_CHECK(cublasDtrmm(h, side, uplo, N, diag, im, in, &al, a, ia, b, ib, b, ib));
   else
-    EMGPU_DENSE_CUBLAS_CHECK(cublasStrmm(h, side, uplo, N, diag, im, in, &al, a, ia, b, ib, b, ib));
+    EMGPU_CUBLAS_CHECK(cublasStrmm(h, side, uplo, N, diag, im, in, &al, a, ia, b, ib, b, ib));
 }
 
 /// Triangular solve with one right-hand side (x contiguous).
@@ -145,13 +129,13 @@ inline void trsv(cublasHandle_t h, cublasFillMode_t uplo, cublasOperation_t op,
   if (n <= 0) return;
   const int in = int(n), ia = int(lda);
   if constexpr (std::is_same_v<T, complexd>)
-    EMGPU_DENSE_CUBLAS_CHECK(cublasZtrsv(h, uplo, op, diag, in, cb_ptr(a), ia, cb_ptr(x), 1));
+    EMGPU_CUBLAS_CHECK(cublasZtrsv(h, uplo, op, diag, in, cb_ptr(a), ia, cb_ptr(x), 1));
   else if constexpr (std::is_same_v<T, complexf>)
-    EMGPU_DENSE_CUBLAS_CHECK(cublasCtrsv(h, uplo, op, diag, in, cb_ptr(a), ia, cb_ptr(x), 1));
+    EMGPU_CUBLAS_CHECK(cublasCtrsv(h, uplo, op, diag, in, cb_ptr(a), ia, cb_ptr(x), 1));
   else if constexpr (std::is_same_v<T, double>)
-    EMGPU_DENSE_CUBLAS_CHECK(cublasDtrsv(h, uplo, op, diag, in, a, ia, x, 1));
+    EMGPU_CUBLAS_CHECK(cublasDtrsv(h, uplo, op, diag, in, a, ia, x, 1));
   else
-    EMGPU_DENSE_CUBLAS_CHECK(cublasStrsv(h, uplo, op, diag, in, a, ia, x, 1));
+    EMGPU_CUBLAS_CHECK(cublasStrsv(h, uplo, op, diag, in, a, ia, x, 1));
 }
 
 // ---- RAII for stream-ordered buffers, streams and events -------------------
@@ -397,6 +381,7 @@ __global__ void __launch_bounds__(leaf_threads) leaf_panel_kernel(leaf_params<T>
 /// Turns the sequential exchanges ipiv[c..c+w) into one gather: new row
 /// dst[e] = old row src[e], e < *count (rows that do not move are dropped).
 /// One warp; rows beyond the block are looked up with a warp-wide search.
+template <int Unused = 0>  // a template: header-only kernels need vague linkage
 __global__ void __launch_bounds__(32) make_perm_kernel(const index_t* ipiv, index_t c, index_t w,
                                                        index_t* dst, index_t* src, index_t* count,
                                                        const index_t* info) {
@@ -505,6 +490,7 @@ inline void launch_apply_perm(T* a, index_t ld, index_t j0, index_t j1, const in
 /// ipiv[0..n) (so (P B)(i, :) = B(perm[i], :)). The exchanges are sequential
 /// by nature: one thread applies them in shared memory, with the pivots
 /// staged in chunks by the whole block.
+template <int Unused = 0>
 __global__ void __launch_bounds__(1024) ipiv_to_perm_kernel(const index_t* ipiv, index_t n,
                                                             index_t* perm, int in_shared) {
   extern __shared__ int sh[];
@@ -550,9 +536,9 @@ inline void launch_ipiv_to_perm(const index_t* ipiv, index_t n, index_t* perm, i
   const bool in_shared = n < (index_t(1) << 31) && need <= std::size_t(max_optin);
   const std::size_t shmem = in_shared ? need : sizeof(int) * 1024;
   if (shmem > 48 * 1024)
-    EMGPU_CUDA_CHECK(cudaFuncSetAttribute(ipiv_to_perm_kernel,
+    EMGPU_CUDA_CHECK(cudaFuncSetAttribute(ipiv_to_perm_kernel<0>,
                                           cudaFuncAttributeMaxDynamicSharedMemorySize, int(shmem)));
-  ipiv_to_perm_kernel<<<1, 1024, shmem, s>>>(ipiv, n, perm, in_shared ? 1 : 0);
+  ipiv_to_perm_kernel<0><<<1, 1024, shmem, s>>>(ipiv, n, perm, in_shared ? 1 : 0);
   EMGPU_CUDA_CHECK_LAUNCH("emgpu::dense ipiv_to_perm_kernel");
 }
 
@@ -700,7 +686,7 @@ struct cuda_lu_driver {
   void factor_panel(index_t k, cudaStream_t s, cublasHandle_t h) const {
     const index_t c = k * nb, w = std::min(nb, n - c);
     panel(c, w, c, w, s, h);
-    make_perm_kernel<<<1, 32, 0, s>>>(ipiv, c, w, pdst + k * 2 * nb, psrc + k * 2 * nb,
+    make_perm_kernel<0><<<1, 32, 0, s>>>(ipiv, c, w, pdst + k * 2 * nb, psrc + k * 2 * nb,
                                       pcount + k, info);
     EMGPU_CUDA_CHECK_LAUNCH("emgpu::dense make_perm_kernel");
   }
@@ -754,9 +740,9 @@ inline void cuda_factor(const backend::cuda& b, matrix_view<T> av, index_t* ipiv
   const cudaStream_t side = la.side ? la.side : main;
   cublasHandle_t hm = cublas_handle(b.device, 0);
   cublasHandle_t hs = la.side ? cublas_handle(b.device, 1) : hm;
-  EMGPU_DENSE_CUBLAS_CHECK(cublasSetStream(hm, main));
+  EMGPU_CUBLAS_CHECK(cublasSetStream(hm, main));
   if (la.side) {
-    EMGPU_DENSE_CUBLAS_CHECK(cublasSetStream(hs, side));
+    EMGPU_CUBLAS_CHECK(cublasSetStream(hs, side));
     // The side stream starts after everything already queued on the caller's
     // stream (the matrix upload, the buffers' allocation, the memset).
     EMGPU_CUDA_CHECK(cudaEventRecord(la.update_done, main));
@@ -816,7 +802,7 @@ inline void cuda_solve(const backend::cuda& b, matrix_view<const T> lu, const in
   }
   stream_buffer<T> w(n * nrhs, s);
   cublasHandle_t h = cublas_handle(b.device, 0);
-  EMGPU_DENSE_CUBLAS_CHECK(cublasSetStream(h, s));
+  EMGPU_CUBLAS_CHECK(cublasSetStream(h, s));
   if (!adjoint) {
     for_each_index(b, n, nrhs, gather_rows_fn<T>{w.get(), n, rhs.data, rhs.ld, perm});
     if (nrhs == 1) {
@@ -858,7 +844,7 @@ inline void cuda_solve_inverse(const backend::cuda& b, matrix_view<const T> inv,
   stream_buffer<T> w(n * nrhs, s);
   for_each_index(b, n, nrhs, gather_rows_fn<T>{w.get(), n, rhs.data, rhs.ld, perm.get()});
   cublasHandle_t h = cublas_handle(b.device, 0);
-  EMGPU_DENSE_CUBLAS_CHECK(cublasSetStream(h, s));
+  EMGPU_CUBLAS_CHECK(cublasSetStream(h, s));
   trmm_inplace(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_DIAG_UNIT, n, nrhs, T(1),
                inv.data, inv.ld, w.get(), n);
   trmm_inplace(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_DIAG_NON_UNIT, n, nrhs, T(1),
@@ -886,7 +872,7 @@ inline void cuda_tri_inverse(const backend::cuda& b, matrix_view<T> a) {
   }
   constexpr index_t nb = 64;
   cublasHandle_t h = cublas_handle(b.device, 0);
-  EMGPU_DENSE_CUBLAS_CHECK(cublasSetStream(h, s));
+  EMGPU_CUBLAS_CHECK(cublasSetStream(h, s));
   T* const p = a.data;
   for (index_t j = 0; j < n; j += nb) {
     const index_t jb = std::min(nb, n - j);
