@@ -12,6 +12,7 @@
 /// @endcode
 #pragma once
 
+#include "cbfm/cloud.hpp"
 #include "cbfm/partition.hpp"
 #include "cbfm/scattering2d.hpp"
 #include "cbfm/solver.hpp"

@@ -131,9 +131,11 @@ inline partition split_equal(const bodies& g, index_t blocks_per_body) {
 
 /// @brief The automatic partition: each body is one block unless it is longer
 ///        than 1.5 block lengths, in which case it is cut into blocks of about
-///        `block_length` (m) of arc each.
-/// @throws invalid_argument for block_length <= 0.
-inline partition split_by_length(const bodies& g, double block_length) {
+///        `block_length` (m) of arc each; and into more blocks where needed
+///        to keep every block at or below `max_cells` cells (0: no limit).
+/// @throws invalid_argument for block_length <= 0 or max_cells < 0.
+inline partition split_by_length(const bodies& g, double block_length, index_t max_cells = 0) {
+  detail::require(max_cells >= 0, "emgpu::cbfm: max_cells must be >= 0");
   detail::require(std::isfinite(block_length) && block_length > 0, "emgpu::cbfm: block length must be > 0");
   partition p;
   for (index_t b = 0; b < g.count(); ++b) {
@@ -141,6 +143,7 @@ inline partition split_by_length(const bodies& g, double block_length) {
     const index_t c0 = g.cell_offset[std::size_t(b)], nc = g.cells[std::size_t(b)];
     for (index_t c = 0; c < nc; ++c) total += g.cell_length[std::size_t(c0 + c)];
     index_t count = total <= 1.5 * block_length ? 1 : index_t(std::lround(total / block_length));
+    if (max_cells > 0) count = std::max(count, (nc + max_cells - 1) / max_cells);
     count = std::clamp<index_t>(count, 1, nc);
     split_body(g, b, count, p);
   }

@@ -94,7 +94,10 @@ class scattering2d<Backend, Kernel, cbfm::solver<Dense>, Scalar> {
         k_(2 * constants::pi * f_ / constants::c0), bodies_(cbfm::discretize_bodies(meshes, kernel)),
         op_(b, bodies_.disc) {
     part_ = opt_.blocks_per_body > 0 ? cbfm::split_equal(bodies_, opt_.blocks_per_body)
-                                     : cbfm::split_by_length(bodies_, opt_.block_wavelengths * wavelength());
+                                     : cbfm::split_by_length(bodies_, opt_.block_wavelengths * wavelength(),
+                                                             opt_.max_block_unknowns > 0
+                                                                 ? std::max<index_t>(1, opt_.max_block_unknowns / bodies_.disc.q)
+                                                                 : 0);
   }
   scattering2d(const std::vector<geometry::mesh>& meshes, double frequency_hz, Kernel kernel = {}, Backend b = {},
                solver_type solver = {})
@@ -150,7 +153,7 @@ class scattering2d<Backend, Kernel, cbfm::solver<Dense>, Scalar> {
                     "emgpu::cbfm: overlap_wavelengths must be finite and >= 0");
     detail::require(std::isfinite(s.block_wavelengths) && s.block_wavelengths > 0,
                     "emgpu::cbfm: block_wavelengths must be finite and > 0");
-    detail::require(s.blocks_per_body >= 0 && s.plane_waves >= 0 && s.extra_plane_waves >= 0 &&
+    detail::require(s.blocks_per_body >= 0 && s.max_block_unknowns >= 0 && s.plane_waves >= 0 && s.extra_plane_waves >= 0 &&
                         s.tile_unknowns >= 0,
                     "emgpu::cbfm: counts (blocks_per_body, plane_waves, extra_plane_waves, tile_unknowns) must be >= 0");
     detail::require(s.plane_waves > 0 || s.extra_plane_waves > 0, "emgpu::cbfm: need at least one plane wave");

@@ -28,6 +28,10 @@ struct solver {
   /// Automatic partition: bodies longer than 1.5 of these (wavelengths of
   /// arc) are cut into blocks of about this length.
   double block_wavelengths = 2.0;
+  /// Automatic partition: also cut bodies so that no block exceeds this many
+  /// unknowns (0: no limit). The default keeps extended blocks within the
+  /// sizes the batched solvers handle in on-chip memory on CUDA.
+  index_t max_block_unknowns = 80;
   /// If > 0, every body is cut into this many blocks instead (equal arc length).
   index_t blocks_per_body = 0;
   /// Plane waves per block; 0 gives ceil(2 k r_block) + extra_plane_waves,
