@@ -4,7 +4,7 @@
 //
 //   particle_cloud [--count 300] [--radius 0.1] [--cells 16] [--seed 1]
 //                  [--fill 0.05] [--tau 1e-3] [--incidence 0] [--angles 721]
-//                  [--direct-max 8000] [--csv particle_cloud.csv]
+//                  [--direct-max 5000] [--csv particle_cloud.csv]
 // Lengths are in wavelengths (the frequency is c0, so lambda = 1 m).
 // Then: python3 scripts/plot_particle_cloud.py particle_cloud.csv  -> PNG of sigma(phi).
 #include <chrono>
@@ -48,7 +48,7 @@ int main(int argc, char** argv) try {
   opt.tau = arg(argc, argv, "--tau", 1e-3);
   const double inc = arg(argc, argv, "--incidence", 0.0) * emgpu::constants::pi / 180;
   const auto obs = emgpu::angles_deg(0, 360, emgpu::index_t(arg(argc, argv, "--angles", 721.0)));
-  const auto direct_max = emgpu::index_t(arg(argc, argv, "--direct-max", 8000.0));
+  const auto direct_max = emgpu::index_t(arg(argc, argv, "--direct-max", 5000.0));
   const std::string csv = arg(argc, argv, "--csv", "particle_cloud.csv");
 
   const auto bodies = emgpu::cbfm::cloud(co);
