@@ -1,8 +1,11 @@
 // CBFM against the full dense solve as N grows, on a cloud of small PEC
-// cylinders (16 cells of radius 0.1 lambda each by default, 5 % fill).
+// cylinders (radius 0.1 lambda, 48 cells each by default, 5 % fill): each
+// cylinder keeps about 9 CBFs at tau = 1e-3, so K is about N / 5 and Z_R for
+// N = 204800 takes about 24 GB, while the full matrix stops near N = 70 000
+// on 80 GB.
 //
-//   bench_cbfm [--out FILE.json] [--quick] [--min-n 800] [--max-n 204800]
-//              [--max-direct-n 25600] [--cells 16] [--radius 0.1] [--tau 1e-3]
+//   bench_cbfm [--out FILE.json] [--quick] [--min-n 1600] [--max-n 204800]
+//              [--max-direct-n 51200] [--cells 48] [--radius 0.1] [--tau 1e-3]
 //              [--growth 2]
 // N doubles from --min-n to --max-n (CBFM) and to --max-direct-n (direct);
 // these bound the run time. Each configuration runs once (the problems are
@@ -29,12 +32,12 @@ using backend = emgpu::backend::openmp;
 int main(int argc, char** argv) try {
   emgpu_bench::report rep("cbfm", argc, argv);
   const bool quick = rep.quick();
-  const auto min_n = emgpu::index_t(rep.option("--min-n", 800.0));
+  const auto min_n = emgpu::index_t(rep.option("--min-n", 1600.0));
   const auto max_n = emgpu::index_t(rep.option("--max-n", quick ? 3200.0 : 204800.0));
-  const auto max_direct = emgpu::index_t(rep.option("--max-direct-n", quick ? 3200.0 : 25600.0));
+  const auto max_direct = emgpu::index_t(rep.option("--max-direct-n", quick ? 3200.0 : 51200.0));
   const double growth = rep.option("--growth", 2.0);
   emgpu::cbfm::cloud_options co;
-  co.cells = emgpu::index_t(rep.option("--cells", 16.0));
+  co.cells = emgpu::index_t(rep.option("--cells", 48.0));
   co.radius = rep.option("--radius", 0.1);
   emgpu::cbfm::solver<> opt;
   opt.tau = rep.option("--tau", 1e-3);
