@@ -4,7 +4,7 @@
 // N = 204800 takes about 24 GB, while the full matrix stops near N = 70 000
 // on 80 GB.
 //
-//   bench_cbfm [--out FILE.json] [--quick] [--min-n 1600] [--max-n 204800]
+//   bench_cbfm [--out FILE.json] [--quick] [--min-n 400] [--max-n 204800]
 //              [--max-direct-n 51200] [--cells 48] [--radius 0.1] [--tau 1e-3]
 //              [--growth 2]
 // N doubles from --min-n to --max-n (CBFM) and to --max-direct-n (direct);
@@ -32,7 +32,7 @@ using backend = emgpu::backend::openmp;
 int main(int argc, char** argv) try {
   emgpu_bench::report rep("cbfm", argc, argv);
   const bool quick = rep.quick();
-  const auto min_n = emgpu::index_t(rep.option("--min-n", 1600.0));
+  const auto min_n = emgpu::index_t(rep.option("--min-n", 400.0));
   const auto max_n = emgpu::index_t(rep.option("--max-n", quick ? 3200.0 : 204800.0));
   const auto max_direct = emgpu::index_t(rep.option("--max-direct-n", quick ? 3200.0 : 51200.0));
   const double growth = rep.option("--growth", 2.0);

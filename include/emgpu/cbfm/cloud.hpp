@@ -3,6 +3,7 @@
 ///        analogue of a particle pack), for examples, benchmarks and tests.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
