@@ -67,6 +67,7 @@ void gemm(const backend::serial&, const gemm_batch<T>& g) {
   std::exception_ptr err;
 #pragma omp parallel num_threads(1)
   {
+    omp_set_num_threads(1);  // this implicit task only: Eigen then stays on one thread
     try {
       for (index_t i = 0; i < g.count; ++i) host_gemm_one(g, i);
     } catch (...) {
