@@ -159,7 +159,7 @@ void scattering2d<Backend, Kernel, cbfm::solver<Dense>, Scalar>::make_cbfs(
     auto own_d = upload(own);
     const index_t zs = ne_pad * ne_pad;
     auto z = make_vector<Scalar>(b_, cnt * zs);
-    for_each_index(b_, zs, cnt,
+    cbfm::detail::for_each_in_batch(b_, zs, cnt,
                    cbfm::detail::tile_fill_fn<Scalar>{op_.x(), op_.y(), op_.w(), rows_d.data(), ne_pad, rows_d.data(),
                                                       ne_pad, ne_pad, k_, c, d.analytic_self, true, z.data(), ne_pad,
                                                       zs});
@@ -171,7 +171,7 @@ void scattering2d<Backend, Kernel, cbfm::solver<Dense>, Scalar>::make_cbfs(
     for (index_t j = 0; j < np; ++j) ang[std::size_t(j)] = 2 * constants::pi * double(j) / double(np);
     auto ang_d = upload(ang);
     auto x = make_vector<Scalar>(b_, cnt * ne_pad * np);
-    for_each_index(b_, ne_pad * np, cnt,
+    cbfm::detail::for_each_in_batch(b_, ne_pad * np, cnt,
                    cbfm::detail::plane_wave_rows_fn<Scalar>{op_.x(), op_.y(), rows_d.data(), ne_pad, ne_pad,
                                                             ang_d.data(), k_, x.data(), ne_pad, ne_pad * np});
     auto ipiv = make_vector<index_t>(b_, cnt * ne_pad);
@@ -192,7 +192,7 @@ void scattering2d<Backend, Kernel, cbfm::solver<Dense>, Scalar>::make_cbfs(
     const bool adjoint = np > n_pad;
     const index_t am = adjoint ? np : n_pad, an = adjoint ? n_pad : np;
     auto a = make_vector<Scalar>(b_, cnt * am * an);
-    for_each_index(b_, n_pad * np, cnt,
+    cbfm::detail::for_each_in_batch(b_, n_pad * np, cnt,
                    cbfm::detail::restrict_fn<Scalar>{x.data(), ne_pad, ne_pad * np, lo_d.data(), own_d.data(), n_pad,
                                                      np, adjoint, a.data(), am, am * an});
     const std::size_t work = sizeof(Scalar) * std::size_t(cnt) * std::size_t(zs + ne_pad * np + 2 * am * an);
@@ -243,7 +243,7 @@ void scattering2d<Backend, Kernel, cbfm::solver<Dense>, Scalar>::make_cbfs(
     auto rk_d = upload(rk);
     auto own_d = upload(own);
     auto slot_d = upload(gb.blocks);
-    for_each_index(b_, n_max_ * k_max_, cnt,
+    cbfm::detail::for_each_in_batch(b_, n_max_ * k_max_, cnt,
                    cbfm::detail::store_basis_fn<Scalar>{gb.basis.data(), gb.n_pad, gb.n_pad * gb.cols, rk_d.data(),
                                                         own_d.data(), slot_d.data(), n_max_, k_max_, c_.data()});
     synchronize(b_);
@@ -294,7 +294,7 @@ void scattering2d<Backend, Kernel, cbfm::solver<Dense>, Scalar>::assemble_reduce
     const index_t ni = std::min(p, m - i0), rows = ni * bs;
     for (index_t j0 = 0; j0 < m; j0 += p) {
       const index_t nj = std::min(p, m - j0), cols = nj * bs;
-      for_each_index(b_, rows * cols, 1,
+      cbfm::detail::for_each_in_batch(b_, rows * cols, 1,
                      cbfm::detail::tile_fill_fn<Scalar>{op_.x(), op_.y(), op_.w(), own_map_.data() + i0 * bs, 0,
                                                         own_map_.data() + j0 * bs, 0, rows, k_, c, d.analytic_self,
                                                         false, t.data(), rows, 0});
@@ -333,7 +333,7 @@ scattering2d_result scattering2d<Backend, Kernel, cbfm::solver<Dense>, Scalar>::
     std::vector<double> inc(incidence.begin(), incidence.end());
     auto inc_d = upload(inc);
     auto v = make_vector<Scalar>(b_, np * nr);
-    for_each_index(b_, np * nr, 1,
+    cbfm::detail::for_each_in_batch(b_, np * nr, 1,
                    cbfm::detail::plane_wave_rows_fn<Scalar>{op_.x(), op_.y(), own_map_.data(), 0, np, inc_d.data(), k_,
                                                             v.data(), np, 0});
     auto vr = make_vector<Scalar>(b_, kp * nr);

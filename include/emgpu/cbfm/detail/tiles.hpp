@@ -18,6 +18,21 @@
 
 namespace emgpu::cbfm::detail {
 
+/// f(i, 0) for a batch of one.
+template <class F>
+struct first_of_batch_fn {
+  F f;
+  EMGPU_HD void operator()(index_t i) const { f(i, 0); }
+};
+
+/// f(i, b) over [0, n) x [0, count). A batch of one takes the 1D launch, whose
+/// CUDA blocks are all along i (the 2D launch would leave half idle).
+template <class Backend, class F>
+void for_each_in_batch(const Backend& b, index_t n, index_t count, F f) {
+  if (count == 1) for_each_index(b, n, first_of_batch_fn<F>{f});
+  else for_each_index(b, n, count, f);
+}
+
 template <class S>
 EMGPU_HD inline S to_scalar(complex<double> v) {
   using R = real_type_t<S>;
