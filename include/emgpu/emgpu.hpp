@@ -8,3 +8,4 @@
 
 #include "core.hpp"
 #include "backend.hpp"
+#include "batched.hpp"
