@@ -7,8 +7,8 @@
 
 add_library(emgpu_warnings INTERFACE)
 target_compile_options(emgpu_warnings INTERFACE
-  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wno-unknown-pragmas>
-  $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra,-Wno-unknown-pragmas>)
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wno-unknown-pragmas -Wno-missing-field-initializers>
+  $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra,-Wno-unknown-pragmas,-Wno-missing-field-initializers>)
 
 add_library(emgpu_sanitize INTERFACE)
 if(EMGPU_SANITIZE)

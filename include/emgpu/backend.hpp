@@ -7,4 +7,5 @@
 #include "backend/serial.hpp"
 #include "backend/openmp.hpp"
 #include "backend/cuda.hpp"
+#include "backend/cuda_libraries_check.hpp"
 #include "backend/algorithms.hpp"

@@ -8,4 +8,5 @@
 
 #include "core.hpp"
 #include "backend.hpp"
+#include "math.hpp"
 #include "batched.hpp"

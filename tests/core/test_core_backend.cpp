@@ -25,7 +25,7 @@ struct value_fn {
 };
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("for_each_index covers every index exactly once", "[core][backend]",
+TEMPLATE_LIST_TEST_CASE("for_each_index covers every index exactly once", "[core][backend][sanitize]",
                         backends) {
   const TestType b{};
   for (index_t n : {index_t(0), index_t(1), index_t(7), index_t(1000), index_t(300001)}) {
@@ -39,7 +39,7 @@ TEMPLATE_LIST_TEST_CASE("for_each_index covers every index exactly once", "[core
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("2D for_each_index writes a full column-major tile", "[core][backend]",
+TEMPLATE_LIST_TEST_CASE("2D for_each_index writes a full column-major tile", "[core][backend][sanitize]",
                         backends) {
   const TestType b{};
   const std::vector<std::pair<index_t, index_t>> shapes = {{1, 1}, {3, 5}, {129, 3}, {1000, 70}, {5, 70001}};
@@ -164,4 +164,31 @@ TEST_CASE("error hierarchy carries the failing index and code", "[core]") {
   device_error d("x", 2);
   REQUIRE(d.code() == 2);
   REQUIRE_FALSE(d.out_of_memory());
+}
+
+namespace {
+struct cplx_fn {
+  const complexd* p;
+  EMGPU_HD complexd operator()(index_t i) const { return p[i] * p[i]; }
+};
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE("reduce over complex values and odd sizes", "[core][backend][sanitize]",
+                        backends) {
+  const TestType b{};
+  for (index_t n : {index_t(1), index_t(3), index_t(255), index_t(1025), index_t(4 * 256 * 1024 + 17)}) {
+    std::vector<complexd> h(static_cast<std::size_t>(n));
+    for (index_t i = 0; i < n; ++i) h[std::size_t(i)] = complexd(std::cos(0.37 * i), std::sin(0.11 * i));
+    auto d = emgpu_test::upload(b, h);
+    std::complex<long double> ref = 0;
+    long double mag = 0;
+    for (auto z : h) {
+      ref += std::complex<long double>(to_std(z * z));
+      mag += std::abs(to_std(z * z));
+    }
+    const complexd got = reduce(b, n, complexd(1, -1), cplx_fn{d.data()}, detail::plus_fn{});
+    // Order differs by backend: |error| <= n eps sum|x_i|, plus the init term.
+    const double err = std::abs(to_std(got) - std::complex<double>(ref + std::complex<long double>(1, -1)));
+    REQUIRE(err <= double(n) * 2.3e-16 * double(mag) + 1e-15);
+  }
 }

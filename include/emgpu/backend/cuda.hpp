@@ -15,10 +15,6 @@
 #include <vector>
 
 #include <cuda_runtime.h>
-#include <thrust/execution_policy.h>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/system/cuda/error.h>
-#include <thrust/transform_reduce.h>
 
 #include "cuda_check.hpp"
 #include "traits.hpp"
@@ -133,6 +129,55 @@ __global__ void for_each_index_2d_kernel(index_t n0, index_t n1, F f) {
          i += index_t(gridDim.x) * blockDim.x)
       f(i, j);
 }
+/// A partial result that may be empty: reductions here take no identity element.
+template <class T>
+struct reduce_partial {
+  T value;
+  int has;
+};
+
+template <class T, unsigned Block, class Op>
+__device__ reduce_partial<T> block_reduce(reduce_partial<T> mine, Op& op) {
+  // Raw storage: T (e.g. thrust::complex) may have a non-trivial constructor,
+  // which __shared__ variables cannot run.
+  __shared__ alignas(T) unsigned char vals_raw[Block * sizeof(T)];
+  __shared__ int has[Block];
+  T* vals = reinterpret_cast<T*>(vals_raw);
+  vals[threadIdx.x] = mine.value;
+  has[threadIdx.x] = mine.has;
+  __syncthreads();
+  for (unsigned s = Block / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s && has[threadIdx.x + s]) {
+      vals[threadIdx.x] = has[threadIdx.x] ? op(vals[threadIdx.x], vals[threadIdx.x + s])
+                                           : vals[threadIdx.x + s];
+      has[threadIdx.x] = 1;
+    }
+    __syncthreads();
+  }
+  return {vals[0], has[0]};
+}
+
+template <class T, unsigned Block, class Map, class Op>
+__global__ void __launch_bounds__(Block) reduce_pass1_kernel(index_t n, Map map, Op op,
+                                                             reduce_partial<T>* out) {
+  reduce_partial<T> acc{T{}, 0};
+  for (index_t i = index_t(blockIdx.x) * Block + threadIdx.x; i < n; i += index_t(gridDim.x) * Block) {
+    if (acc.has) acc.value = op(acc.value, map(i));
+    else acc = {map(i), 1};
+  }
+  const reduce_partial<T> r = block_reduce<T, Block>(acc, op);
+  if (threadIdx.x == 0) out[blockIdx.x] = r;
+}
+
+template <class T, unsigned Block, class Op>
+__global__ void __launch_bounds__(Block) reduce_pass2_kernel(unsigned count, Op op,
+                                                             reduce_partial<T>* buf) {
+  reduce_partial<T> acc{T{}, 0};
+  if (threadIdx.x < count) acc = buf[threadIdx.x];
+  const reduce_partial<T> r = block_reduce<T, Block>(acc, op);
+  if (threadIdx.x == 0) buf[count] = r;
+}
+
 inline unsigned grid_size(index_t n, unsigned block, index_t cap) {
   index_t g = (n + block - 1) / block;
   if (g > cap) g = cap;
@@ -168,20 +213,37 @@ inline void for_each_index(const cuda& b, index_t n0, index_t n1, F f) {
 }
 
 /// @brief op-reduction of map(i) over [0, n); blocks until the value is on the host.
-/// op must be associative; the tree order differs from the host backends, so
-/// floating-point sums agree with them to rounding, not bitwise.
+/// op must be associative and callable on host and device; the tree order
+/// differs from the host backends, so floating-point sums agree with them to
+/// rounding, not bitwise. Two passes (blocks, then one block over the block
+/// partials) with stream-ordered scratch memory: no global allocation or
+/// device-wide synchronisation beyond the final copy.
 template <class T, class Map, class Op>
 inline T reduce(const cuda& b, index_t n, T init, Map map, Op op) {
   if (n <= 0) return init;
   emgpu::detail::device_guard g(b.device);
-  try {
-    return thrust::transform_reduce(thrust::cuda::par.on(b.stream),
-                                    thrust::counting_iterator<index_t>(0),
-                                    thrust::counting_iterator<index_t>(n), map, init, op);
-  } catch (const thrust::system_error& e) {
-    throw device_error(std::string("emgpu::reduce (thrust::transform_reduce) failed: ") + e.what(),
-                       e.code().value());
+  using P = emgpu::detail::reduce_partial<T>;
+  constexpr unsigned block = 256;
+  const unsigned blocks = emgpu::detail::grid_size(n, block * 4, 1024);
+  P* scratch = nullptr;
+  EMGPU_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&scratch), sizeof(P) * (blocks + 1),
+                                   b.stream));
+  emgpu::detail::reduce_pass1_kernel<T, block><<<blocks, block, 0, b.stream>>>(n, map, op, scratch);
+  cudaError_t launch = cudaGetLastError();
+  if (launch == cudaSuccess) {
+    emgpu::detail::reduce_pass2_kernel<T, 1024><<<1, 1024, 0, b.stream>>>(blocks, op, scratch);
+    launch = cudaGetLastError();
   }
+  P result{};
+  cudaError_t copy = cudaSuccess;
+  if (launch == cudaSuccess)
+    copy = cudaMemcpyAsync(&result, scratch + blocks, sizeof(P), cudaMemcpyDeviceToHost, b.stream);
+  const cudaError_t freed = cudaFreeAsync(scratch, b.stream);
+  EMGPU_CUDA_CHECK(launch);
+  EMGPU_CUDA_CHECK(copy);
+  EMGPU_CUDA_CHECK(freed);
+  EMGPU_CUDA_CHECK(cudaStreamSynchronize(b.stream));
+  return result.has ? op(init, result.value) : init;
 }
 
 /// @brief Waits for all work issued on b.stream.

@@ -71,9 +71,15 @@ inline T reduce(const openmp& b, index_t n, T init, Map&& map, Op&& op) {
     const int team = omp_get_num_threads();
     const index_t lo = n * t / team, hi = n * (t + 1) / team;
     if (lo < hi) {
-      T acc = map(lo);
-      for (index_t i = lo + 1; i < hi; ++i) acc = op(acc, map(i));
-      partial[static_cast<std::size_t>(t)] = acc;
+      // The serial kernel on this thread's chunk (its own interleaved lanes).
+      struct shifted {
+        const Map& m;
+        index_t off;
+        auto operator()(index_t i) const { return m(i + off); }
+      };
+      const T first = map(lo);
+      partial[static_cast<std::size_t>(t)] =
+          reduce(serial{}, hi - lo - 1, first, shifted{map, lo + 1}, op);
       used[static_cast<std::size_t>(t)] = 1;
     }
   }

@@ -31,12 +31,26 @@ inline void for_each_index(const serial&, index_t n0, index_t n1, F&& f) {
 }
 
 /// @brief op-reduction of map(i) over [0, n), starting from init.
-/// Evaluation order is fixed (left to right), so results are reproducible.
+/// op must be associative (as on every backend). Four interleaved partial
+/// results break the add-latency chain (about 4x faster for sums); the order
+/// is fixed, so results are reproducible run to run.
 template <class T, class Map, class Op>
 inline T reduce(const serial&, index_t n, T init, Map&& map, Op&& op) {
-  T acc = init;
-  for (index_t i = 0; i < n; ++i) acc = op(acc, map(i));
-  return acc;
+  if (n < 8) {
+    T acc = init;
+    for (index_t i = 0; i < n; ++i) acc = op(acc, map(i));
+    return acc;
+  }
+  T a0 = map(0), a1 = map(1), a2 = map(2), a3 = map(3);
+  index_t i = 4;
+  for (; i + 3 < n; i += 4) {
+    a0 = op(a0, map(i));
+    a1 = op(a1, map(i + 1));
+    a2 = op(a2, map(i + 2));
+    a3 = op(a3, map(i + 3));
+  }
+  for (; i < n; ++i) a0 = op(a0, map(i));
+  return op(init, op(op(a0, a1), op(a2, a3)));
 }
 
 /// @brief Host backends complete every call before returning.

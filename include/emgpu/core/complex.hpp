@@ -6,6 +6,13 @@
 #include <complex>
 #include <type_traits>
 
+// A host compiler has no CUDA headers: unless the user chose otherwise, point
+// Thrust's device system at its C++ backend there. thrust::complex does not
+// depend on the device system, so nvcc-compiled and host-compiled translation
+// units still agree on it.
+#if !defined(__CUDACC__) && !defined(THRUST_DEVICE_SYSTEM)
+#define THRUST_DEVICE_SYSTEM THRUST_DEVICE_SYSTEM_CPP
+#endif
 #include <thrust/complex.h>
 
 #include "config.hpp"

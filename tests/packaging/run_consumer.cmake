@@ -1,0 +1,23 @@
+# ctest driver: configure, build and run the consumer in a fresh directory.
+# -D MODE=subdirectory|fetchcontent|find_package -D SRC=<emgpu> -D WORK=<dir> [-D PREFIX=<install>]
+file(REMOVE_RECURSE "${WORK}")
+set(_args -S "${SRC}/tests/packaging/consumer" -B "${WORK}" -DEMGPU_CONSUME=${MODE}
+          -DEMGPU_SOURCE_DIR=${SRC} -DCMAKE_BUILD_TYPE=Release)
+if(PREFIX)
+  list(APPEND _args "-DCMAKE_PREFIX_PATH=${PREFIX}")
+endif()
+if(GENERATOR)
+  list(APPEND _args -G "${GENERATOR}")
+endif()
+foreach(_step IN ITEMS configure build run)
+  if(_step STREQUAL "configure")
+    execute_process(COMMAND ${CMAKE_COMMAND} ${_args} RESULT_VARIABLE rc)
+  elseif(_step STREQUAL "build")
+    execute_process(COMMAND ${CMAKE_COMMAND} --build "${WORK}" RESULT_VARIABLE rc)
+  else()
+    execute_process(COMMAND "${WORK}/consumer" RESULT_VARIABLE rc)
+  endif()
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "consumer (${MODE}) failed at ${_step}: ${rc}")
+  endif()
+endforeach()
