@@ -10,5 +10,6 @@
 #include "backend.hpp"
 #include "math.hpp"
 #include "dense.hpp"
+#include "batched.hpp"
 #include "scattering2d.hpp"  // with geometry.hpp, kernel.hpp, analytic.hpp
 #include "cbfm.hpp"

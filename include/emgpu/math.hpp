@@ -5,3 +5,4 @@
 #pragma once
 
 #include "math/bessel.hpp"
+#include "math/quadrature.hpp"

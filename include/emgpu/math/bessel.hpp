@@ -62,7 +62,8 @@ template <class T>
 EMGPU_HD inline complex<T> hankel2_0(T x) {
   static_assert(std::is_floating_point_v<T>, "hankel2_0: T must be float or double");
   if (!(x > T(0))) return complex<T>(detail::hd_nan<T>(), detail::hd_nan<T>());
-  return complex<T>(detail::j0(x), -detail::y0(x));
+  const detail::jy<T> r = detail::jy0_positive(x);  // shares the log or the sincos
+  return complex<T>(r.j, -r.y);
 }
 
 /// @brief H1^(2)(x) = J1(x) - j Y1(x); (NaN, NaN) for x <= 0.
@@ -71,7 +72,8 @@ template <class T>
 EMGPU_HD inline complex<T> hankel2_1(T x) {
   static_assert(std::is_floating_point_v<T>, "hankel2_1: T must be float or double");
   if (!(x > T(0))) return complex<T>(detail::hd_nan<T>(), detail::hd_nan<T>());
-  return complex<T>(detail::j1(x), -detail::y1(x));
+  const detail::jy<T> r = detail::jy1_positive(x);
+  return complex<T>(r.j, -r.y);
 }
 
 /// @brief J0, J1, Y0 and Y1 of one argument.

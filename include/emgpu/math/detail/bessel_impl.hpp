@@ -17,9 +17,10 @@ template <class T> inline constexpr T bessel_split = T(8);
 template <class T> inline constexpr T two_over_pi = T(0.636619772367581343075535053490057448);
 template <class T> inline constexpr T one_over_pi = T(0.318309886183790671537767526745028724);
 
-/// Chebyshev variable of the small-argument pieces: z = x^2 in [0, 64] -> [-1, 1].
+/// Shifted Chebyshev variable of the small-argument pieces: u = t + 1 = x^2/32 in
+/// [0, 2]. Kept as u (not t = u - 1) so that small x keeps its low bits.
 template <class T>
-EMGPU_HD inline T small_t(T ax) { return ax * ax * T(0.03125) - T(1); }
+EMGPU_HD inline T small_u(T ax) { return ax * ax * T(0.03125); }
 
 /// Chebyshev variable of the large-argument pieces: y = 64/x^2 in (0, 1] -> (-1, 1].
 template <class T>
@@ -42,7 +43,7 @@ struct large_arg {
 template <class T>
 EMGPU_HD inline T j0(T x) {
   const T ax = x < T(0) ? -x : x;
-  if (ax <= bessel_split<T>) return coef::j0_small(small_t(ax));
+  if (ax <= bessel_split<T>) return coef::j0_small(small_u(ax));
   const large_arg<T> a(ax);
   const T p = coef::p0_large(a.t), q = coef::q0_large(a.t) * a.inv_x;
   return a.amp * (p * (a.c + a.s) - q * (a.s - a.c));
@@ -53,7 +54,7 @@ EMGPU_HD inline T j1(T x) {
   const T ax = x < T(0) ? -x : x;
   T r;
   if (ax <= bessel_split<T>) {
-    r = ax * coef::j1_small(small_t(ax));
+    r = ax * coef::j1_small(small_u(ax));
   } else {
     const large_arg<T> a(ax);
     const T p = coef::p1_large(a.t), q = coef::q1_large(a.t) * a.inv_x;
@@ -66,7 +67,7 @@ template <class T>
 EMGPU_HD inline T y0(T x) {
   if (!(x > T(0))) return hd_nan<T>();
   if (x <= bessel_split<T>) {
-    const T t = small_t(x);
+    const T t = small_u(x);
     return two_over_pi<T> * hd_log(x * T(0.5)) * coef::j0_small(t) + coef::y0_small(t);
   }
   const large_arg<T> a(x);
@@ -78,13 +79,43 @@ template <class T>
 EMGPU_HD inline T y1(T x) {
   if (!(x > T(0))) return hd_nan<T>();
   if (x <= bessel_split<T>) {
-    const T t = small_t(x);
+    const T t = small_u(x);
     const T j = x * coef::j1_small(t);
     return two_over_pi<T> * (hd_log(x * T(0.5)) * j - T(1) / x) + x * coef::y1_small(t);
   }
   const large_arg<T> a(x);
   const T p = coef::p1_large(a.t), q = coef::q1_large(a.t) * a.inv_x;
   return a.amp * (q * (a.s - a.c) - p * (a.s + a.c));
+}
+
+/// J_n and Y_n of one order together (one log or one sincos); x > 0.
+template <class T>
+struct jy { T j, y; };
+
+template <class T>
+EMGPU_HD inline jy<T> jy0_positive(T x) {
+  if (x <= bessel_split<T>) {
+    const T u = small_u(x);
+    const T j = coef::j0_small(u);
+    return {j, two_over_pi<T> * hd_log(x * T(0.5)) * j + coef::y0_small(u)};
+  }
+  const large_arg<T> a(x);
+  const T p = coef::p0_large(a.t), q = coef::q0_large(a.t) * a.inv_x;
+  const T sp = a.s + a.c, sm = a.s - a.c;
+  return {a.amp * (p * sp - q * sm), a.amp * (p * sm + q * sp)};
+}
+
+template <class T>
+EMGPU_HD inline jy<T> jy1_positive(T x) {
+  if (x <= bessel_split<T>) {
+    const T u = small_u(x);
+    const T j = x * coef::j1_small(u);
+    return {j, two_over_pi<T> * (hd_log(x * T(0.5)) * j - T(1) / x) + x * coef::y1_small(u)};
+  }
+  const large_arg<T> a(x);
+  const T p = coef::p1_large(a.t), q = coef::q1_large(a.t) * a.inv_x;
+  const T sp = a.s + a.c, sm = a.s - a.c;
+  return {a.amp * (p * sm + q * sp), a.amp * (q * sm - p * sp)};
 }
 
 /// J0, J1, Y0, Y1 together; x > 0 (the caller handles bad input).
@@ -95,7 +126,7 @@ template <class T>
 EMGPU_HD inline jy01<T> jy01_positive(T x) {
   jy01<T> r;
   if (x <= bessel_split<T>) {
-    const T t = small_t(x);
+    const T t = small_u(x);
     const T lg = two_over_pi<T> * hd_log(x * T(0.5));
     r.j0 = coef::j0_small(t);
     r.j1 = x * coef::j1_small(t);
