@@ -33,8 +33,9 @@ struct point2 {
   EMGPU_HD friend bool operator==(point2 a, point2 b) { return a.x == b.x && a.y == b.y; }
 };
 
-/// Euclidean norm of a vector.
-inline double norm(point2 a) { return std::hypot(a.x, a.y); }
+/// Euclidean norm of a vector (plain sqrt: coordinates are metres, far from
+/// overflow, and std::hypot dominated the discretisation profile).
+inline double norm(point2 a) { return std::sqrt(a.x * a.x + a.y * a.y); }
 
 /// @brief Position and derivative of a curve at one parameter value.
 struct curve_point {

@@ -40,8 +40,15 @@ EMGPU_HD inline S to_scalar(complex<double> v) {
   return S(static_cast<R>(v.real()), static_cast<R>(v.imag()));
 }
 
-/// Far pass: every entry by the Nystrom / one-point rule. The diagonal (R = 0)
-/// gives NaN and is always overwritten by the near or self pass.
+/// Far pass: every entry by the Nystrom / one-point rule,
+///   Z(i, j) = (k eta / 4) w_j H0^(2)(k R_ij).
+/// H0^(2)(k R) is symmetric in (i, j), so the pass works on pairs of 32 x 32
+/// tiles (I, J), I <= J: each Hankel value is computed once and written to
+/// Z(i, j) and Z(j, i) (half the transcendental work; the fill is compute-bound).
+/// The diagonal (R = 0) gives NaN and is always overwritten by the near or
+/// self pass.
+inline constexpr index_t far_tile = 32;
+
 template <class S>
 struct far_fill_fn {
   using R = real_type_t<S>;
@@ -51,15 +58,79 @@ struct far_fill_fn {
   R k;
   R c;  // k eta / 4
   S* z;
-  index_t ld;
-  EMGPU_HD void operator()(index_t i, index_t j) const {
+  index_t ld, n;
+  EMGPU_HD complex<R> h(index_t i, index_t j) const {
     const R dx = static_cast<R>(x[i] - x[j]), dy = static_cast<R>(y[i] - y[j]);
-    const R r = math::detail::hd_sqrt(dx * dx + dy * dy);
-    const complex<R> h = math::hankel2_0(k * r);
+    return math::hankel2_0(k * math::detail::hd_sqrt(dx * dx + dy * dy));
+  }
+  EMGPU_HD void put(index_t i, index_t j, complex<R> hv) const {
     const R s = c * static_cast<R>(w[j]);
-    z[i + j * ld] = S(s * h.real(), s * h.imag());
+    z[i + j * ld] = S(s * hv.real(), s * hv.imag());
+  }
+  /// Host form: one tile pair per call, I <= J (others return at once).
+  EMGPU_HD void operator()(index_t ti, index_t tj) const {
+    if (ti > tj) return;
+    const index_t i0 = ti * far_tile, j0 = tj * far_tile;
+    const index_t i1 = i0 + far_tile < n ? i0 + far_tile : n, j1 = j0 + far_tile < n ? j0 + far_tile : n;
+    for (index_t j = j0; j < j1; ++j)
+      for (index_t i = i0; i < (ti == tj ? j + 1 : i1); ++i) {
+        const complex<R> hv = h(i, j);
+        put(i, j, hv);
+        if (i != j) put(j, i, hv);
+      }
   }
 };
+
+template <class B, class S>
+void far_fill(const B& b, const far_fill_fn<S>& f) {
+  const index_t t = (f.n + far_tile - 1) / far_tile;
+  for_each_index(b, t, t, f);
+}
+
+#if defined(__CUDACC__)
+/// CUDA form: block (32, 8) per tile pair; the tile's Hankel values go through
+/// shared memory so that both Z(I, J) and the mirrored Z(J, I) are written
+/// with coalesced (column-contiguous) stores.
+template <class S>
+__global__ void __launch_bounds__(256) far_fill_kernel(far_fill_fn<S> f) {
+  using R = real_type_t<S>;
+  const index_t ti = blockIdx.x, tj = blockIdx.y;
+  if (ti > tj) return;  // uniform per block: no divergence, no barrier issue
+  // Plain arrays: a __shared__ object of class type (complex) may not have a
+  // constructor; +1 column avoids bank conflicts on the transposed read.
+  __shared__ R tre[far_tile][far_tile + 1];
+  __shared__ R tim[far_tile][far_tile + 1];
+  const index_t i0 = ti * far_tile, j0 = tj * far_tile;
+  const index_t i = i0 + threadIdx.x;
+  for (index_t jj = threadIdx.y; jj < far_tile; jj += blockDim.y) {
+    const index_t j = j0 + jj;
+    if (i < f.n && j < f.n) {
+      const complex<R> hv = f.h(i, j);
+      f.put(i, j, hv);
+      tre[threadIdx.x][jj] = hv.real();
+      tim[threadIdx.x][jj] = hv.imag();
+    }
+  }
+  if (ti == tj) return;  // diagonal tile pairs are complete (both halves computed)
+  __syncthreads();
+  // Z(j0 + x, i0 + ii) = c w_(i0+ii) H(i0+ii, j0+x): rows vary with threadIdx.x.
+  const index_t row = j0 + threadIdx.x;
+  for (index_t ii = threadIdx.y; ii < far_tile; ii += blockDim.y) {
+    const index_t col = i0 + ii;
+    if (row < f.n && col < f.n) f.put(row, col, complex<R>(tre[ii][threadIdx.x], tim[ii][threadIdx.x]));
+  }
+}
+
+template <class S>
+void far_fill(const backend::cuda& b, const far_fill_fn<S>& f) {
+  if (f.n <= 0) return;
+  emgpu::detail::device_guard g(b.device);
+  const unsigned t = static_cast<unsigned>((f.n + far_tile - 1) / far_tile);
+  emgpu::detail::require(t <= 65535u, "emgpu::kernel: matrix too large for the far-fill grid (n > 2097120)");
+  far_fill_kernel<S><<<dim3(t, t), dim3(unsigned(far_tile), 8u), 0, b.stream>>>(f);
+  EMGPU_CUDA_CHECK_LAUNCH("emgpu::kernel far_fill_kernel");
+}
+#endif
 
 /// Seed MoM self term on the diagonal.
 template <class S>
@@ -137,8 +208,48 @@ struct plane_wave_fn {
   }
 };
 
-/// out(a, r) = sum_n w_n J(n, r) exp(j k (x_n cos phi_a + y_n sin phi_a)).
-/// With `diagonal`, a = r (one angle per right-hand side: monostatic).
+/// Far-field phase table E(a, i) = w_i exp(j k (x_i cos phi_a + y_i sin phi_a)),
+/// stored at e[a * sa + i * si] (layout chosen per backend for coalescing).
+struct far_phase_fn {
+  const double* x;
+  const double* y;
+  const double* w;
+  const double* angles;
+  double k;
+  complex<double>* e;
+  index_t sa, si;
+  EMGPU_HD void operator()(index_t a, index_t i) const {
+    double sa_, ca_, sp, cp;
+    math::detail::hd_sincos(angles[a], sa_, ca_);
+    math::detail::hd_sincos(k * (x[i] * ca_ + y[i] * sa_), sp, cp);
+    e[a * sa + i * si] = complex<double>(w[i] * cp, w[i] * sp);
+  }
+};
+
+/// out(a, r) = sum_i E(a, i) J(i, r): the far-field integral P(phi_a).
+template <class S>
+struct far_sum_fn {
+  const complex<double>* e;
+  index_t sa, si;
+  const S* j;
+  index_t ldj, n;
+  complex<double>* out;
+  index_t ldo;
+  EMGPU_HD void operator()(index_t a, index_t r) const {
+    double accr = 0, acci = 0;
+    const S* jc = j + r * ldj;
+    const complex<double>* ea = e + a * sa;
+    for (index_t i = 0; i < n; ++i) {
+      const complex<double> ei = ea[i * si];
+      const double jr = static_cast<double>(jc[i].real()), ji = static_cast<double>(jc[i].imag());
+      accr += ei.real() * jr - ei.imag() * ji;
+      acci += ei.real() * ji + ei.imag() * jr;
+    }
+    out[a + r * ldo] = complex<double>(accr, acci);
+  }
+};
+
+/// Monostatic: out[r] = P(angles[r]) of column r alone (phases on the fly).
 template <class S>
 struct far_field_fn {
   const double* x;
@@ -149,10 +260,9 @@ struct far_field_fn {
   const S* j;
   index_t ldj, n;
   complex<double>* out;
-  index_t ldo;
-  EMGPU_HD void operator()(index_t a, index_t r) const {
+  EMGPU_HD void operator()(index_t r) const {
     double sa, ca;
-    math::detail::hd_sincos(angles[a], sa, ca);
+    math::detail::hd_sincos(angles[r], sa, ca);
     double accr = 0, acci = 0;
     const S* jc = j + r * ldj;
     for (index_t i = 0; i < n; ++i) {
@@ -162,15 +272,10 @@ struct far_field_fn {
       accr += jr * cp - ji * sp;
       acci += jr * sp + ji * cp;
     }
-    out[a + r * ldo] = complex<double>(accr, acci);
+    out[r] = complex<double>(accr, acci);
   }
 };
 
-template <class S>
-struct monostatic_fn {
-  far_field_fn<S> f;
-  EMGPU_HD void operator()(index_t r) const { f(r, r); }  // f.ldo == 0: writes out[r]
-};
 
 template <class S>
 struct near_field_fn {
@@ -240,8 +345,7 @@ class efie2d_operator {
     emgpu::detail::require(std::isfinite(k) && k > 0, "emgpu::kernel::efie2d_operator: wavenumber must be > 0");
     using R = real_type_t<S>;
     const double c = k * eta / 4;
-    for_each_index(b_, n_, n_,
-                   detail::far_fill_fn<S>{x_.data(), y_.data(), w_.data(), R(k), R(c), z.data, z.ld});
+    detail::far_fill(b_, detail::far_fill_fn<S>{x_.data(), y_.data(), w_.data(), R(k), R(c), z.data, z.ld, n_});
     if (analytic_self_) for_each_index(b_, n_, detail::self_fill_fn<S>{w_.data(), k, c, z.data, z.ld});
     if (nblocks_ > 0)
       for_each_index(b_, nblocks_,
@@ -263,16 +367,21 @@ class efie2d_operator {
   void far_field(matrix_view<const S> j, const double* angles, index_t nang, double k,
                  complex<double>* out) const {
     emgpu::detail::require(j.rows == n_, "emgpu::kernel::efie2d_operator::far_field: currents must have n rows");
-    for_each_index(b_, nang, j.cols,
-                   detail::far_field_fn<S>{x_.data(), y_.data(), w_.data(), angles, k, j.data, j.ld, n_, out, nang});
+    if (nang <= 0 || j.cols <= 0) return;
+    // Phase table once (nang x n sincos), then a plain sum per (angle, column):
+    // on a GPU angles vary fastest (coalesced), on the host unknowns do.
+    auto e = make_vector<complex<double>>(b_, nang * n_);
+    const index_t sa = is_device_backend_v<Backend> ? 1 : n_, si = is_device_backend_v<Backend> ? nang : 1;
+    for_each_index(b_, nang, n_, detail::far_phase_fn{x_.data(), y_.data(), w_.data(), angles, k, e.data(), sa, si});
+    for_each_index(b_, nang, j.cols, detail::far_sum_fn<S>{e.data(), sa, si, j.data, j.ld, n_, out, nang});
+    synchronize(b_);  // e is freed on return
   }
 
   /// @brief out(r) = P(angles[r]) of current column r (monostatic: one angle per column).
   template <class S>
   void far_field_diagonal(matrix_view<const S> j, const double* angles, double k, complex<double>* out) const {
     emgpu::detail::require(j.rows == n_, "emgpu::kernel::efie2d_operator::far_field_diagonal: currents must have n rows");
-    for_each_index(b_, j.cols,
-                   detail::monostatic_fn<S>{{x_.data(), y_.data(), w_.data(), angles, k, j.data, j.ld, n_, out, 0}});
+    for_each_index(b_, j.cols, detail::far_field_fn<S>{x_.data(), y_.data(), w_.data(), angles, k, j.data, j.ld, n_, out});
   }
 
   /// @brief Scattered E_z at npts points (px, py in backend memory) for each

@@ -85,20 +85,46 @@ struct lcn {
       detail::legendre_values(Q, s[std::size_t(i)], p);
       for (int k = 0; k < Q; ++k) d.coef[std::size_t(i + Q * k)] = wg[std::size_t(i)] * (2 * k + 1) / 2.0 * p[k];
     }
-    detail::near_rule_builder rb(m, shape, {log_points, panel_points});
-    std::vector<geometry::point2> obs(Q);
+    // Source cells are independent: build their rules in parallel into
+    // per-cell lists, then concatenate (the curve callables must therefore be
+    // safe to call concurrently, as pure functions are).
+    const detail::near_rule_builder rb(m, shape, {log_points, panel_points});
+    std::vector<std::vector<rule_point>> cell_rules(static_cast<std::size_t>(nc));
+    std::vector<std::vector<near_block>> cell_blocks(static_cast<std::size_t>(nc));
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(dynamic, 16)
+#endif
     for (index_t c = 0; c < nc; ++c) {  // source cell
+      auto& rules = cell_rules[std::size_t(c)];
+      auto& blocks = cell_blocks[std::size_t(c)];
+      std::vector<geometry::point2> obs(Q);
       for (index_t o : detail::near_cells(m, c, near_cells, near_distance, centres, lengths)) {
         if (o == c) {
           for (int j = 0; j < Q; ++j) {
-            const auto r = rb.self(c, s[std::size_t(j)], d.rules);
-            d.blocks.push_back({c * Q + j, c * Q, r.first, r.second});
+            const auto r = rb.self(c, s[std::size_t(j)], rules);
+            blocks.push_back({c * Q + j, c * Q, r.first, r.second});
           }
           continue;
         }
         for (int j = 0; j < Q; ++j) obs[std::size_t(j)] = {d.x[std::size_t(o * Q + j)], d.y[std::size_t(o * Q + j)]};
-        const auto r = rb.graded(c, obs, d.rules);
-        for (int j = 0; j < Q; ++j) d.blocks.push_back({o * Q + j, c * Q, r.first, r.second});
+        // Neighbours along the contour share an end node with c (unless the
+        // contour has so few cells that o is on both sides).
+        const bool before = o == m.prev(c), after = o == m.next(c);
+        const auto r = before != after ? rb.adjacent(c, before ? -1 : 1, o, obs, rules) : rb.graded(c, obs, rules);
+        for (int j = 0; j < Q; ++j) blocks.push_back({o * Q + j, c * Q, r.first, r.second});
+      }
+    }
+    std::size_t nr = 0, nb = 0;
+    for (index_t c = 0; c < nc; ++c) nr += cell_rules[std::size_t(c)].size(), nb += cell_blocks[std::size_t(c)].size();
+    d.rules.reserve(nr);
+    d.blocks.reserve(nb);
+    for (index_t c = 0; c < nc; ++c) {
+      const index_t off = index_t(d.rules.size());
+      d.rules.insert(d.rules.end(), cell_rules[std::size_t(c)].begin(), cell_rules[std::size_t(c)].end());
+      for (auto blk : cell_blocks[std::size_t(c)]) {
+        blk.begin += off;
+        blk.end += off;
+        d.blocks.push_back(blk);
       }
     }
     return d;

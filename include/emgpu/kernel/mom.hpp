@@ -77,7 +77,10 @@ struct mom {
         const bool adjacent = o == m.prev(c) || o == m.next(c);
         if (!adjacent && geometry::norm(oc - cc) > radius) continue;
         std::pair<index_t, index_t> r;
-        if (adjacent) r = rb.graded(c, {oc}, d.rules);
+        if (adjacent) {
+          const bool before = o == m.prev(c), after = o == m.next(c);
+          r = before != after ? rb.adjacent(c, before ? -1 : 1, o, {oc}, d.rules) : rb.graded(c, {oc}, d.rules);
+        }
         else {
           if (uni.first < 0) uni = detail::uniform_rule(m, flat, c, near_points, d.rules);
           r = uni;

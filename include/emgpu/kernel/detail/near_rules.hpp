@@ -7,7 +7,8 @@
 /// the bracket being smooth (it equals -(2j/pi) J0 ln(R/|s-s0|) + analytic), so
 /// Gauss-Legendre handles it, and the last term takes the product weights of
 /// ln y (ln|s - s0| = ln h + ln y). Both parts share the nodes, which folds
-/// them into one point with weights a = h w |r'| and b = h |r'| (w ln y - v).
+/// them into one point with weights a = h w |r'| and b = h |r'| (w ln y - v),
+/// v being the product weights of ln y (emgpu::math::log_product_weights).
 ///
 /// Neighbour cells (observer off the cell but close to it): panels graded
 /// geometrically (ratio 1/2) toward the point of the cell nearest the observers,
@@ -60,7 +61,7 @@ class near_rule_builder {
   std::pair<index_t, index_t> graded(index_t c, const std::vector<geometry::point2>& obs,
                                      std::vector<rule_point>& out) const {
     // Nearest point: sample, then refine by golden-section on the bracket.
-    constexpr int ns = 64;
+    constexpr int ns = 32;
     double best_s = -1, best_d = std::numeric_limits<double>::infinity();
     auto dist = [&](double s) {
       const auto r = m_.eval(c, s, shape_).r;
@@ -73,7 +74,7 @@ class near_rule_builder {
       if (d < best_d) best_d = d, best_s = s;
     }
     double lo = std::max(-1.0, best_s - 2.0 / ns), hi = std::min(1.0, best_s + 2.0 / ns);
-    for (int it = 0; it < 60; ++it) {
+    for (int it = 0; it < 40; ++it) {  // bracket 4/ns shrinks to ~1e-10
       const double a = lo + 0.381966 * (hi - lo), b = hi - 0.381966 * (hi - lo);
       if (dist(a) < dist(b)) hi = b;
       else lo = a;
@@ -83,6 +84,29 @@ class near_rule_builder {
     if (dist(-1) <= best_d) best_s = -1;
     else if (dist(1) <= best_d) best_s = 1;
     else best_s = sc;
+    return graded_toward(c, best_s, best_d, out);
+  }
+
+  /// @brief Rule for a cell adjacent to the observers' cell, sharing its end
+  ///        `end` (-1 or +1) with it. Where the contour turns by less than
+  ///        ~85 degrees at the shared node the shared node is the nearest point
+  ///        to every observer, so the nearest-point search is skipped.
+  std::pair<index_t, index_t> adjacent(index_t c, int end, index_t obs_cell,
+                                       const std::vector<geometry::point2>& obs,
+                                       std::vector<rule_point>& out) const {
+    const auto src = m_.eval(c, double(end), shape_);
+    const auto oth = m_.eval(obs_cell, double(-end), shape_);
+    const double ts = geometry::norm(src.dr), to = geometry::norm(oth.dr);
+    const double cosang = (src.dr.x * oth.dr.x + src.dr.y * oth.dr.y) / (ts * to);
+    if (!(cosang > 0.1)) return graded(c, obs, out);
+    double d = std::numeric_limits<double>::infinity();
+    for (const auto& o : obs) d = std::min(d, geometry::norm(src.r - o));
+    return graded_toward(c, double(end), d, out);
+  }
+
+  /// Rule graded toward s* on cell c, the observers being best_d metres away.
+  std::pair<index_t, index_t> graded_toward(index_t c, double best_s, double best_d,
+                                            std::vector<rule_point>& out) const {
     // Distance in s units: |dr/ds| converts metres to parameter.
     const double speed = geometry::norm(m_.eval(c, best_s, shape_).dr);
     const double ds = std::max(best_d / speed, 1e-14);

@@ -1,0 +1,147 @@
+// 2D TM scattering: matrix fill throughput (G entries/s) for the MoM and LCN
+// kernels per backend, against a plain write of the same matrix (the memory
+// floor), and the end-to-end pipeline (discretise + fill + factor + 360-angle
+// solve + echo width at 360 angles) with its parts, for a circle at 10 cells
+// per wavelength-ish sizes. Vendor reference in the same run: Eigen's LU of
+// the same matrix on the CPU.
+//
+//   bench_scattering2d [--quick] [--out F.json] [--nmax N]
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include <Eigen/Dense>
+#include <emgpu/emgpu.hpp>
+
+#include "common/bench.hpp"
+
+using namespace emgpu;
+namespace geo = emgpu::geometry;
+
+namespace {
+
+struct fill_const_fn {
+  complexd* z;
+  index_t ld;
+  EMGPU_HD void operator()(index_t i, index_t j) const { z[i + j * ld] = complexd(double(i), double(j)); }
+};
+
+template <class B>
+emgpu_bench::stats time_it(const B& b, auto&& f, int warm, int reps) {
+#if defined(__CUDACC__)
+  if constexpr (std::is_same_v<B, backend::cuda>) return emgpu_bench::time_cuda(b.stream, f, warm, reps);
+#endif
+  return emgpu_bench::time_host([&] { f(); synchronize(b); }, warm, reps);
+}
+
+// Circle with ka chosen so that the LCN<6> mesh has ~10 unknowns per wavelength... times 2: the
+// electrical size grows with N as a real sweep would (6 cells of 6 nodes per wavelength).
+double ka_for(index_t n) { return double(n) / 36.0 * 2 * constants::pi / (2 * constants::pi) * 1.0; }
+
+template <class B, class K>
+void fill_bench(emgpu_bench::report& r, const B& b, const char* name, K kernel, index_t cells, int reps) {
+  const auto shape = std::is_same_v<K, kernel::mom> ? geo::cell_shape::flat : geo::cell_shape::curved;
+  const geo::mesh m(geo::circle(1.0), cells, shape);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto d = kernel.discretize(m);
+  const double t_disc = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const kernel::efie2d_operator<B> op(b, d);
+  const index_t n = d.n;
+  auto z = make_vector<complexd>(b, n * n);
+  const matrix_view<complexd> zv{z.data(), n, n, n};
+  const double k = ka_for(n);
+  const auto t = time_it(b, [&] { op.assemble(zv, k); }, 1, reps);
+  const auto tw = time_it(b, [&] { for_each_index(b, n, n, fill_const_fn{z.data(), n}); }, 1, reps);
+  const double ge = double(n) * double(n) / 1e9;
+  r.add({.name = std::string("fill ") + name, .backend = backend_traits<B>::name,
+         .params = {{"n", double(n)}, {"near_blocks", double(d.blocks.size())}}, .t = t,
+         .metrics = {{"Gentries/s", ge / t.median_s},
+                     {"write_floor_Gentries/s", ge / tw.median_s},
+                     {"fraction_of_floor", tw.median_s / t.median_s},
+                     {"discretize_s", t_disc}}});
+}
+
+template <class B>
+void end_to_end(emgpu_bench::report& r, const B& b, index_t n, int reps) {
+  const index_t cells = n / 6;
+  const double ka = ka_for(n);
+  const geo::mesh m(geo::circle(1.0), cells);
+  const auto ang = angles_deg(0, 359, 360);
+  double t_disc = 0, t_fill_factor = 0, t_solve = 0, err = 0;
+  auto once = [&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    scattering2d<B, kernel::lcn<6>> s(m, frequency_for_ka(ka, 1.0), {}, b);
+    const auto t1 = std::chrono::steady_clock::now();
+    s.factor();
+    synchronize(b);
+    const auto t2 = std::chrono::steady_clock::now();
+    const auto res = s.solve(ang, ang);
+    const auto t3 = std::chrono::steady_clock::now();
+    t_disc = std::chrono::duration<double>(t1 - t0).count();
+    t_fill_factor = std::chrono::duration<double>(t2 - t1).count();
+    t_solve = std::chrono::duration<double>(t3 - t2).count();
+    // accuracy of the echo width at incidence 0 against the Mie series
+    const analytic::pec_cylinder_tm ex(1.0, res.wavenumber);
+    const auto sg = res.echo_width(0);
+    err = 0;
+    for (std::size_t a = 0; a < sg.size(); ++a)
+      err = std::max(err, std::abs(sg[a] - ex.echo_width(ang[a], 0.0)) / ex.echo_width(ang[a], 0.0));
+  };
+  const auto t = emgpu_bench::time_host(once, 1, reps);
+  r.add({.name = "end-to-end lcn<6>", .backend = backend_traits<B>::name,
+         .params = {{"n", double(n)}, {"ka", ka}, {"angles", 360}}, .t = t,
+         .metrics = {{"discretize_s", t_disc},
+                     {"fill+factor_s", t_fill_factor},
+                     {"solve+farfield_s", t_solve},
+                     {"sigma_max_rel_err", err}},
+         .note = "last repetition's parts"});
+}
+
+void eigen_lu_reference(emgpu_bench::report& r, index_t n, int reps) {
+  const geo::mesh m(geo::circle(1.0), n / 6);
+  const auto d = kernel::lcn<6>{}.discretize(m);
+  const kernel::efie2d_operator<backend::serial> op(backend::serial{}, d);
+  Eigen::MatrixXcd z(d.n, d.n);
+  auto zv = view_of(z);
+  op.assemble(zv, ka_for(d.n));
+  Eigen::PartialPivLU<Eigen::MatrixXcd> lu;
+  const auto t = emgpu_bench::time_host([&] { lu.compute(z); }, 0, reps);
+  const double flops = 8.0 / 3.0 * double(d.n) * double(d.n) * double(d.n);
+  r.add({.name = "eigen PartialPivLU", .backend = "vendor", .params = {{"n", double(d.n)}}, .t = t,
+         .metrics = {{"GFLOP/s", flops / t.median_s / 1e9}}, .note = "factor only, reference for end-to-end"});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  emgpu_bench::report r("scattering2d", argc, argv);
+  const bool q = r.quick();
+  const int reps = q ? 2 : 5;
+#if defined(__CUDACC__)
+  const backend::cuda b{};
+  const index_t nmax = index_t(r.option("--nmax", q ? 4096.0 : 16384.0));
+  for (index_t n : {index_t(4096), index_t(16384), index_t(32768)}) {
+    if (n > std::max<index_t>(nmax, 4096) * 2) break;
+    fill_bench(r, b, "mom", kernel::mom{}, n, reps);
+    fill_bench(r, b, "lcn<6>", kernel::lcn<6>{}, n / 6, reps);
+  }
+  for (index_t n : {index_t(4096), index_t(16384)})
+    if (n <= nmax) end_to_end(r, b, n, q ? 1 : 3);
+#else
+  const index_t nmax = index_t(r.option("--nmax", q ? 1024.0 : 4096.0));
+  for (index_t n : {index_t(1024), index_t(4096)}) {
+    if (n > nmax) break;
+    fill_bench(r, backend::serial{}, "mom", kernel::mom{}, n, reps);
+    fill_bench(r, backend::openmp{}, "mom", kernel::mom{}, n, reps);
+    fill_bench(r, backend::serial{}, "lcn<6>", kernel::lcn<6>{}, n / 6, reps);
+    fill_bench(r, backend::openmp{}, "lcn<6>", kernel::lcn<6>{}, n / 6, reps);
+  }
+  for (index_t n : {index_t(1024), index_t(4096)}) {
+    if (n > nmax) break;
+    end_to_end(r, backend::openmp{}, n, q ? 1 : 2);
+    eigen_lu_reference(r, n, 1);
+  }
+#endif
+  r.write();
+  return 0;
+}
