@@ -6,6 +6,7 @@
 #pragma once
 
 #include "dense/lu.hpp"
+#include "dense/mixed_lu.hpp"
 #include "dense/solver_concept.hpp"
 
 namespace emgpu::dense {

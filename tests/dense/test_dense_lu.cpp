@@ -131,6 +131,7 @@ struct lu_case {
   index_t block_size;
   bool lookahead;
   int kind;  // 0 random, 1 MoM-like
+  index_t panel_blocks = 0;
 };
 
 /// Factor, check the factors, solve 1 and several right-hand sides, compare
@@ -139,13 +140,14 @@ template <class T, class B>
 void check_lu(const B& b, const lu_case& c, index_t nrhs_many) {
   const index_t n = c.n, ld = n + (n % 3 == 1 ? 3 : 0);  // sometimes padded
   INFO("n = " << n << ", block_size = " << c.block_size << ", lookahead = " << c.lookahead
+              << ", panel_blocks = " << c.panel_blocks
               << ", kind = " << c.kind << ", ld = " << ld << ", T size = " << sizeof(T));
   const auto ha = c.kind == 0 ? random_matrix<T>(n, n, ld, unsigned(1000 + n)) : mom_like_matrix<T>(n, ld);
   const MatD a = to_eigen(ha, n, n, ld);
 
   auto d = emgpu_test::upload(b, ha);
   const matrix_view<T> av{d.data(), n, n, ld};
-  const dense::crout_lu opts{c.block_size, c.lookahead};
+  const dense::crout_lu opts{c.block_size, c.lookahead, c.panel_blocks};
   const dense::crout_lu::factorization<B, T> f(b, av, opts);
   REQUIRE(f.size() == n);
 
@@ -235,13 +237,20 @@ std::vector<lu_case> cases_double(bool large) {
   v.push_back({191, 32, true, 1});
   v.push_back({97, 7, true, 0});  // odd block size, many panels
   v.push_back({300, 0, true, 1});
-  v.push_back({600, 0, true, 0});
+  // The largest CPU size once (serial) keeps the suite fast on 2 CI cores;
+  // the OpenMP path is exercised with many panels by the sizes above.
+  if (!std::is_same_v<B, backend::openmp>) v.push_back({600, 0, true, 0});
   if (large) {
     for (index_t n : {1000, 2049}) v.push_back({n, 0, true, 0});
     v.push_back({1500, 64, true, 1});
     v.push_back({1537, 256, false, 0});
     v.push_back({2500, 512, true, 0});
     v.push_back({3001, 0, true, 1});
+    // The panel kernel's grid: one block (the barrier degenerates), few, and
+    // more than can be resident (clamped), each with many panels.
+    v.push_back({2100, 128, true, 0, 1});
+    v.push_back({2100, 96, true, 1, 3});
+    v.push_back({2100, 0, true, 0, 100000});
   }
   return v;
 }
@@ -381,5 +390,121 @@ TEST_CASE("serial and OpenMP factorisations agree", "[dense][lu]") {
   dense::lu_factor(backend::openmp{{}, 2}, matrix_view<T>{o.data(), n, n, n}, po.data(), {32, true});
   CHECK(ps == po);
   CHECK(emgpu_test::rel_diff(o, s) <= 1e-11);
+}
+#endif
+
+namespace {
+/// Mixed-precision solve of A X = B: backward error in double (the same <= 10
+/// criterion as the double solver), and which path it took.
+template <class B>
+void check_mixed(const B& b, const std::vector<complexd>& ha, index_t n, index_t nrhs,
+                 bool expect_fallback) {
+  using T = complexd;
+  INFO("mixed: n = " << n << ", nrhs = " << nrhs);
+  const MatD a = to_eigen(ha, n, n, n);
+  auto d = emgpu_test::upload(b, ha);
+  const dense::mixed_lu::factorization<B, T> f(b, matrix_view<T>{d.data(), n, n, n});
+  const auto hb = random_matrix<T>(n, nrhs, n, 31u);
+  auto db = emgpu_test::upload(b, hb);
+  f.solve(matrix_view<T>{db.data(), n, nrhs, n});
+  const MatD x = to_eigen(to_host(b, db), n, nrhs, n);
+  const double sr = solve_ratio<T>(a, x, to_eigen(hb, n, nrhs, n));
+  INFO("backward ratio " << sr << ", iterations " << f.last_iterations() << ", full precision "
+                         << f.uses_full_precision());
+  CHECK(sr <= 10);
+  CHECK(f.uses_full_precision() == expect_fallback);
+  if (!expect_fallback) {
+    CHECK(f.last_iterations() >= 0);
+    CHECK(f.last_iterations() <= 10);  // cond ~ 1e2..1e3: a few steps of ~cond * 6e-8
+  }
+}
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE("mixed_lu refines a single-precision LU to double accuracy",
+                        "[dense][mixed]", backends) {
+  const TestType b{};
+  using T = complexd;
+  const bool large = is_device_backend_v<TestType>;
+  for (index_t n : {1, 2, 50, 257}) check_mixed(b, random_matrix<T>(n, n, n, 77u), n, 3, false);
+  check_mixed(b, mom_like_matrix<T>(300, 300), 300, 1, false);
+  if (large) check_mixed(b, random_matrix<T>(2000, 2000, 2000, 78u), 2000, 360, false);
+
+  // cond ~ 1e10 > 1/eps_single: refinement cannot converge, so it must fall
+  // back to the double factorisation and still meet the double criterion.
+  {
+    const index_t n = 60;
+    std::mt19937_64 g(5);
+    std::uniform_real_distribution<double> u(-1, 1);
+    MatD r1(n, n), r2(n, n);
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = 0; i < n; ++i) {
+        r1(i, j) = cd(u(g), u(g));
+        r2(i, j) = cd(u(g), u(g));
+      }
+    const MatD q1 = Eigen::HouseholderQR<MatD>(r1).householderQ();
+    const MatD q2 = Eigen::HouseholderQR<MatD>(r2).householderQ();
+    Eigen::VectorXd s(n);
+    for (index_t i = 0; i < n; ++i) s(i) = std::pow(10.0, -10.0 * double(i) / double(n - 1));
+    const MatD a = q1 * s.cast<cd>().asDiagonal() * q2.adjoint();
+    std::vector<T> h(static_cast<std::size_t>(n * n));
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = 0; i < n; ++i) h[std::size_t(i + j * n)] = T(a(i, j).real(), a(i, j).imag());
+    check_mixed(b, h, n, 2, true);
+  }
+  // A column below single precision's range is zero in complex<float>:
+  // singular there, fine in double (column scaling does not hurt pivoting).
+  {
+    const index_t n = 40;
+    auto h = random_matrix<T>(n, n, n, 9u);
+    for (index_t i = 0; i < n; ++i) h[std::size_t(i + 3 * n)] *= 1e-50;
+    check_mixed(b, h, n, 2, true);
+  }
+  STATIC_REQUIRE(dense::dense_solver<dense::mixed_lu, TestType, complexd>);
+}
+
+#if defined(EMGPU_TEST_CUDA)
+TEST_CASE("CUDA: a non-blocking user stream gives the default stream's results", "[dense][lu]") {
+  // The look-ahead stream is ordered against the caller's stream by events;
+  // with a user stream that does not synchronise with the legacy stream any
+  // missing dependency shows up as a different (or corrupted) result.
+  using T = complexd;
+  const index_t n = 1100, nrhs = 5;
+  const auto ha = random_matrix<T>(n, n, n, 21u);
+  const auto hb = random_matrix<T>(n, nrhs, n, 22u);
+  const backend::cuda b0{};
+  auto d0 = emgpu_test::upload(b0, ha);
+  auto x0 = emgpu_test::upload(b0, hb);
+  const dense::crout_lu::factorization<backend::cuda, T> f0(b0, matrix_view<T>{d0.data(), n, n, n}, {128, true});
+  f0.solve(matrix_view<T>{x0.data(), n, nrhs, n});
+  synchronize(b0);
+
+  cudaStream_t s = nullptr;
+  REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+  {
+    const backend::cuda b1{s, 0};
+    auto d1 = emgpu_test::upload(b1, ha);
+    auto x1 = emgpu_test::upload(b1, hb);
+    const dense::crout_lu::factorization<backend::cuda, T> f1(b1, matrix_view<T>{d1.data(), n, n, n}, {128, true});
+    f1.solve(matrix_view<T>{x1.data(), n, nrhs, n});
+    synchronize(b1);
+    CHECK(to_host(b1, d1) == to_host(b0, d0));  // same kernels, same order: bitwise
+    CHECK(to_host(b1, x1) == to_host(b0, x0));
+  }
+  REQUIRE(cudaStreamDestroy(s) == cudaSuccess);
+}
+
+TEST_CASE("CUDA: out of device memory is a device_error with out_of_memory()", "[dense][lu]") {
+  // mixed_lu allocates its single-precision copy (n^2 complex<float>) first;
+  // at n = 300000 that is 720 GB, which no GPU has. The view is never read.
+  using T = complexd;
+  const backend::cuda b{};
+  auto d = emgpu_test::upload(b, std::vector<T>(4, T(1)));
+  bool oom = false;
+  try {
+    dense::mixed_lu::factorization<backend::cuda, T> f(b, matrix_view<T>{d.data(), 300000, 300000, 300000});
+  } catch (const device_error& e) {
+    oom = e.out_of_memory();
+  }
+  CHECK(oom);
 }
 #endif

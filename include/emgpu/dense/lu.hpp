@@ -62,6 +62,11 @@ struct crout_lu {
   /// panel k (OpenMP: one thread factors while the team updates; CUDA: a
   /// second, high-priority stream). Off gives the plain blocked order.
   bool lookahead = true;
+  /// CUDA only: most thread blocks of the cooperative panel kernel (0 = half
+  /// the SMs). Fewer blocks make its per-column grid barrier cheaper and leave
+  /// more SMs to the concurrent trailing GEMM; more blocks stream tall panels
+  /// faster. A tuning knob; results do not depend on it.
+  index_t panel_blocks = 0;
 
   /// @brief An LU factorisation held in place in the caller's matrix.
   /// @tparam Backend emgpu backend tag (serial, openmp, cuda).
@@ -173,7 +178,7 @@ inline real_type_t<T> norm1(const backend::serial&, matrix_view<const T> a) {
 
 template <class T>
 inline void factor(const backend::cuda& b, matrix_view<T> a, index_t* ipiv, const crout_lu& o) {
-  cuda_factor(b, a, ipiv, o.block_size, o.lookahead);
+  cuda_factor(b, a, ipiv, o.block_size, o.lookahead, o.panel_blocks);
 }
 template <class T>
 inline device_vector<index_t> solve_permutation(const backend::cuda& b, const index_t* ipiv,
@@ -220,7 +225,8 @@ void lu_factor(const Backend& b, matrix_view<T> a, index_t* ipiv, const crout_lu
   static_assert(is_dense_scalar_v<T>,
                 "emgpu::dense::lu_factor: T must be complex<double>, complex<float>, double or float");
   detail::check_square(a, "emgpu::dense::lu_factor");
-  detail::require(opts.block_size >= 0, "emgpu::dense::lu_factor: negative block_size");
+  detail::require(opts.block_size >= 0 && opts.panel_blocks >= 0,
+                  "emgpu::dense::lu_factor: negative block_size or panel_blocks");
   if (a.rows == 0) return;
   detail::require(ipiv != nullptr, "emgpu::dense::lu_factor: null ipiv");
   detail::factor(b, a, ipiv, opts);
@@ -336,6 +342,7 @@ auto crout_lu::factorization<Backend, T>::rcond_estimate() const -> real_type {
     const matrix_view<T> dv{d.data(), n, 1, n};
     if (adjoint) detail::solve_adjoint(b_, factors(), ipiv_.data(), perm_ptr(), dv);
     else detail::solve(b_, factors(), ipiv_.data(), perm_ptr(), dv);
+    synchronize(b_);  // solves are stream-ordered; the copy below may not be
     v = to_host(b_, d);
   };
   auto norm1v = [&](const std::vector<T>& v) {

@@ -393,11 +393,15 @@ __global__ void __launch_bounds__(32) make_perm_kernel(const index_t* ipiv, inde
     if (lane == 0) *count = 0;
     return;
   }
-  for (index_t i = lane; i < w; i += 32) inner[i] = c + i;
+  __shared__ index_t piv[cuda_max_block];
+  for (index_t i = lane; i < w; i += 32) {
+    inner[i] = c + i;
+    piv[i] = ipiv[c + i];  // staged once: the loop below is latency-bound otherwise
+  }
   __syncwarp();
   index_t nout = 0;
   for (index_t s = 0; s < w; ++s) {
-    const index_t q = ipiv[c + s];
+    const index_t q = piv[s];
     if (q < c + w) {
       if (lane == 0) {
         const index_t t = inner[s];
@@ -660,8 +664,10 @@ struct cuda_lu_driver {
 
   void leaf(index_t c, index_t w, index_t pc0, index_t pw, cudaStream_t s) const {
     const index_t m = n - c;
+    // At least two rows per thread: fewer blocks make the per-column grid
+    // barrier cheaper, and the per-column work per block stays tiny.
     index_t rpb = (m + gmax - 1) / gmax;
-    if (rpb < leaf_threads) rpb = leaf_threads;
+    if (rpb < 2 * leaf_threads) rpb = 2 * leaf_threads;
     const index_t g = (m + rpb - 1) / rpb;
     leaf_params<T> prm{a, ld, n, c, w, pc0, pw, rpb, ipiv, info, cand_val, cand_idx, cand_row, rowj};
     void* args[] = {&prm};
@@ -705,7 +711,7 @@ struct cuda_lu_driver {
 
 template <class T>
 inline void cuda_factor(const backend::cuda& b, matrix_view<T> av, index_t* ipiv, index_t block_size,
-                        bool lookahead) {
+                        bool lookahead, index_t panel_blocks) {
   emgpu::detail::device_guard guard(b.device);
   const index_t n = av.rows;
   const index_t nb = cuda_block_size(n, block_size);
@@ -720,7 +726,7 @@ inline void cuda_factor(const backend::cuda& b, matrix_view<T> av, index_t* ipiv
                                                                  leaf_threads, 0));
   // Half the SMs at most: the panel runs beside the trailing GEMM, and a
   // smaller grid also makes its per-column barrier cheaper.
-  index_t gmax = std::max<index_t>(1, sms / 2);
+  index_t gmax = panel_blocks > 0 ? panel_blocks : std::max<index_t>(1, sms / 2);
   gmax = std::min<index_t>(gmax, index_t(per_sm) * sms);
   if (gmax < 1) throw device_error("emgpu::dense::lu_factor: leaf kernel cannot be resident", 0);
 
