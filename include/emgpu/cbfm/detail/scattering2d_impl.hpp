@@ -162,7 +162,7 @@ void scattering2d<Backend, Kernel, cbfm::solver<Dense>, Scalar>::make_cbfs(
     cbfm::detail::for_each_in_batch(b_, zs, cnt,
                    cbfm::detail::tile_fill_fn<Scalar>{op_.x(), op_.y(), op_.w(), rows_d.data(), ne_pad, rows_d.data(),
                                                       ne_pad, ne_pad, k_, c, d.analytic_self, true, z.data(), ne_pad,
-                                                      zs});
+                                                      zs, nullptr, 0});
     if (!near.empty())
       for_each_index(b_, index_t(near.size()),
                      cbfm::detail::batch_near_fn<Scalar>{near_d.data(), rules.data(), coef.data(), op_.x(), op_.y(),
@@ -286,33 +286,44 @@ void scattering2d<Backend, Kernel, cbfm::solver<Dense>, Scalar>::assemble_reduce
   const index_t tile = opt_.tile_unknowns > 0 ? opt_.tile_unknowns : (is_device_backend_v<Backend> ? 4096 : 1024);
   const index_t p = std::clamp<index_t>(tile / std::max<index_t>(bs, 1), 1, m);
   auto t = make_vector<Scalar>(b_, p * bs * p * bs);
+  auto tt = make_vector<Scalar>(b_, p * bs * p * bs);
   auto w = make_vector<Scalar>(b_, p * bs * p * km);
   auto r = make_vector<Scalar>(b_, p * km * p * km);
-  const std::size_t work = sizeof(Scalar) * std::size_t(p * bs * p * bs + p * bs * p * km + p * km * p * km);
+  const std::size_t work = sizeof(Scalar) * std::size_t(2 * p * bs * p * bs + p * bs * p * km + p * km * p * km);
   rep_.peak_bytes = std::max(rep_.peak_bytes, live_bytes_ + rep_.reduced_bytes + work);
+  // Near corrections of the tile (panel i0 x panel j0) held in z, then
+  // W = T blockdiag(C_j0..), R = blockdiag(C_i0..)^H W, scattered into Z_R.
+  auto reduce_tile = [&](index_t i0, index_t ni, index_t j0, index_t nj, Scalar* z) {
+    const index_t rows = ni * bs;
+    const index_t e0 = near_start[std::size_t(i0)], e1 = near_start[std::size_t(i0 + ni)];
+    if (e1 > e0)
+      for_each_index(b_, e1 - e0,
+                     cbfm::detail::panel_near_fn<Scalar>{near_d.data() + e0, rules.data(), coef.data(), op_.x(),
+                                                         op_.y(), d.q, k_, c, i0, j0, nj, bs, z, rows});
+    blas_.gemm(b_, cbfm::detail::gemm_batch<Scalar>{cbfm::detail::op::none, rows, km, bs, z, rows, bs * rows,
+                                                    c_.data() + j0 * bs * km, bs, bs * km, w.data(), rows, km * rows,
+                                                    nj});
+    blas_.gemm(b_, cbfm::detail::gemm_batch<Scalar>{cbfm::detail::op::adjoint, km, nj * km, bs,
+                                                    c_.data() + i0 * bs * km, bs, bs * km, w.data(), rows, bs,
+                                                    r.data(), ni * km, km, ni});
+    for_each_index(b_, ni * km, nj * km,
+                   cbfm::detail::scatter_reduced_fn<Scalar>{r.data(), ni * km, offset_.data(), rank_.data(), i0, j0,
+                                                            km, zr_.data(), std::max<index_t>(kr, 1)});
+  };
+  // Panel pairs (i0, j0) with j0 >= i0: an off-diagonal pair's mirror
+  // (j0, i0) comes from the same Hankel values.
   for (index_t i0 = 0; i0 < m; i0 += p) {
     const index_t ni = std::min(p, m - i0), rows = ni * bs;
-    for (index_t j0 = 0; j0 < m; j0 += p) {
+    for (index_t j0 = i0; j0 < m; j0 += p) {
       const index_t nj = std::min(p, m - j0), cols = nj * bs;
-      cbfm::detail::for_each_in_batch(b_, rows * cols, 1,
-                     cbfm::detail::tile_fill_fn<Scalar>{op_.x(), op_.y(), op_.w(), own_map_.data() + i0 * bs, 0,
-                                                        own_map_.data() + j0 * bs, 0, rows, k_, c, d.analytic_self,
-                                                        false, t.data(), rows, 0});
-      const index_t e0 = near_start[std::size_t(i0)], e1 = near_start[std::size_t(i0 + ni)];
-      if (e1 > e0)
-        for_each_index(b_, e1 - e0,
-                       cbfm::detail::panel_near_fn<Scalar>{near_d.data() + e0, rules.data(), coef.data(), op_.x(),
-                                                           op_.y(), d.q, k_, c, i0, j0, nj, bs, t.data(), rows});
-      // W = T blockdiag(C_j0..), then R = blockdiag(C_i0..)^H W.
-      blas_.gemm(b_, cbfm::detail::gemm_batch<Scalar>{cbfm::detail::op::none, rows, km, bs, t.data(), rows,
-                                                      bs * rows, c_.data() + j0 * bs * km, bs, bs * km, w.data(),
-                                                      rows, km * rows, nj});
-      blas_.gemm(b_, cbfm::detail::gemm_batch<Scalar>{cbfm::detail::op::adjoint, km, nj * km, bs,
-                                                      c_.data() + i0 * bs * km, bs, bs * km, w.data(), rows, bs,
-                                                      r.data(), ni * km, km, ni});
-      for_each_index(b_, ni * km, nj * km,
-                     cbfm::detail::scatter_reduced_fn<Scalar>{r.data(), ni * km, offset_.data(), rank_.data(), i0, j0,
-                                                              km, zr_.data(), std::max<index_t>(kr, 1)});
+      const bool mirror = j0 != i0;
+      cbfm::detail::for_each_in_batch(
+          b_, rows * cols, 1,
+          cbfm::detail::tile_fill_fn<Scalar>{op_.x(), op_.y(), op_.w(), own_map_.data() + i0 * bs, 0,
+                                             own_map_.data() + j0 * bs, 0, rows, k_, c, d.analytic_self, false,
+                                             t.data(), rows, 0, mirror ? tt.data() : nullptr, cols});
+      reduce_tile(i0, ni, j0, nj, t.data());
+      if (mirror) reduce_tile(j0, nj, i0, ni, tt.data());
     }
   }
   live_bytes_ += rep_.reduced_bytes;

@@ -42,6 +42,10 @@ EMGPU_HD inline S to_scalar(complex<double> v) {
 /// A batch of tiles Z(rows[b][i], cols[b][j]): entry (i, j) of tile b at
 /// z[b * zstride + i + j * ld]. Index -1 marks padding: 0, or 1 on the
 /// diagonal when pad_identity (keeps padded LU systems regular).
+/// With zt (batch of one, disjoint row and column sets) the mirrored tile
+/// Z(cols[j], rows[i]) is written at zt[j + i * ldt] from the same Hankel
+/// value, since H0^(2)(k R) is symmetric and only the weight differs: half the
+/// transcendental work of the fill, which is compute-bound.
 template <class S>
 struct tile_fill_fn {
   using R = real_type_t<S>;
@@ -57,12 +61,15 @@ struct tile_fill_fn {
   bool analytic_self, pad_identity;
   S* z;
   index_t ld, zstride;
+  S* zt;  // mirrored tile or nullptr
+  index_t ldt;
   EMGPU_HD void operator()(index_t flat, index_t b) const {
     const index_t i = flat % nrows, j = flat / nrows;
     const index_t r = rows[b * row_stride + i], s = cols[b * col_stride + j];
     S& out = z[b * zstride + i + j * ld];
     if (r < 0 || s < 0) {
       out = S(pad_identity && i == j ? R(1) : R(0), R(0));
+      if (zt) zt[j + i * ldt] = S(R(0), R(0));
       return;
     }
     if (r == s) {  // the near pass overwrites it unless the self term is analytic
@@ -80,6 +87,10 @@ struct tile_fill_fn {
     const complex<R> h = math::hankel2_0(static_cast<R>(k) * dist);
     const R sc = static_cast<R>(c) * static_cast<R>(w[s]);
     out = S(sc * h.real(), sc * h.imag());
+    if (zt) {
+      const R st = static_cast<R>(c) * static_cast<R>(w[r]);
+      zt[j + i * ldt] = S(st * h.real(), st * h.imag());
+    }
   }
 };
 
