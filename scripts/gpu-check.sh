@@ -29,15 +29,16 @@ cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d
 stamp "GPU: $gpu (x$ngpu), sm_$cap"
 nvidia-smi > "$LOGS/nvidia-smi.txt" 2>&1
 
-gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
+gen=(); keep=(-k); command -v ninja >/dev/null && { gen=(-G Ninja); keep=(-k 0); }
 stamp "configure"
 cmake -S . -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DEMGPU_ENABLE_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES="${cap:-90}" -DEMGPU_BUILD_BENCHMARKS=ON > "$LOGS/configure.log" 2>&1 \
   || { tail -30 "$LOGS/configure.log"; echo "gpu-check: configure failed"; exit 1; }
 stamp "build (-j$JOBS)"
-cmake --build "$BUILD" -j"$JOBS" > "$LOGS/build.log" 2>&1
+# Keep going past a failing target so one broken file does not hide every other result.
+cmake --build "$BUILD" -j"$JOBS" -- "${keep[@]}" > "$LOGS/build.log" 2>&1
 build_rc=$?
-[ $build_rc -ne 0 ] && { grep -E "error" "$LOGS/build.log" | head -40; echo "gpu-check: build FAILED (continuing with what built)"; }
+[ $build_rc -ne 0 ] && { grep -E "FAILED:|error:" "$LOGS/build.log" | head -40; echo "gpu-check: build FAILED (continuing with what built)"; }
 
 stamp "tests"
 filter=(); [ -n "${TESTS:-}" ] && filter=(-R "$TESTS")

@@ -13,3 +13,4 @@
 #include "batched.hpp"
 #include "scattering2d.hpp"  // with geometry.hpp, kernel.hpp, analytic.hpp
 #include "cbfm.hpp"
+#include "fe_iiee.hpp"
