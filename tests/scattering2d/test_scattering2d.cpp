@@ -174,14 +174,18 @@ TEMPLATE_LIST_TEST_CASE("ellipse and rectangle: MoM approaches LCN; optical theo
         std::tuple{"rectangle", geo::rectangle(1.5, 0.7), index_t(96)}}) {
     INFO(name);
     const auto rl = solve_on(b, geo::mesh(shape, lcn_cells), freq, kn::lcn<6>{}, inc, obs);
-    const auto rm64 = solve_on(b, geo::mesh(shape, 64, geo::cell_shape::flat), freq, kn::mom{}, inc, obs);
-    const auto rm256 = solve_on(b, geo::mesh(shape, 256, geo::cell_shape::flat), freq, kn::mom{}, inc, obs);
+    const auto rm128 = solve_on(b, geo::mesh(shape, 128, geo::cell_shape::flat), freq, kn::mom{}, inc, obs);
+    const auto rm512 = solve_on(b, geo::mesh(shape, 512, geo::cell_shape::flat), freq, kn::mom{}, inc, obs);
     const auto sl = rl.echo_width(0);
-    const double d64 = emgpu_test::rel_diff(rm64.echo_width(0), sl);
-    const double d256 = emgpu_test::rel_diff(rm256.echo_width(0), sl);
-    INFO("MoM vs LCN echo width: " << d64 << " (N=64), " << d256 << " (N=256)");
-    CHECK(d256 < d64 / 2.5);  // first order: 4x refinement gives ~4x
-    CHECK(d256 < 0.05);
+    const double d128 = emgpu_test::rel_diff(rm128.echo_width(0), sl);
+    const double d512 = emgpu_test::rel_diff(rm512.echo_width(0), sl);
+    INFO("MoM vs LCN echo width: " << d128 << " (N=128), " << d512 << " (N=512)");
+    // First order: 4x refinement should give ~4x; measured 3.4x (ellipse, still
+    // approaching its asymptotic rate: 1.4x, 1.8x, 1.9x per halving from N = 64)
+    // and 6.5x (rectangle). The LCN references are converged to 1e-13 (ellipse)
+    // and 4e-5 (rectangle: corners) relative.
+    CHECK(d512 < d128 / 2.8);
+    CHECK(d512 < 1e-3);  // measured 4.8e-4 and 4.6e-4
 
     // Optical theorem: mean of sigma over phi = eta Re P(phi_i) (E0 = 1). It
     // holds for currents that satisfy the EFIE; the LCN currents do to ~1e-6

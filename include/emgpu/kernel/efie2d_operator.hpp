@@ -67,9 +67,8 @@ struct far_fill_fn {
     const R s = c * static_cast<R>(w[j]);
     z[i + j * ld] = S(s * hv.real(), s * hv.imag());
   }
-  /// Host form: one tile pair per call, I <= J (others return at once).
-  EMGPU_HD void operator()(index_t ti, index_t tj) const {
-    if (ti > tj) return;
+  /// One tile pair (ti <= tj): Z(I, J) and its mirror Z(J, I).
+  EMGPU_HD void tile_pair(index_t ti, index_t tj) const {
     const index_t i0 = ti * far_tile, j0 = tj * far_tile;
     const index_t i1 = i0 + far_tile < n ? i0 + far_tile : n, j1 = j0 + far_tile < n ? j0 + far_tile : n;
     for (index_t j = j0; j < j1; ++j)
@@ -79,12 +78,20 @@ struct far_fill_fn {
         if (i != j) put(j, i, hv);
       }
   }
+  /// Host form: pair number p of the upper triangle, p = tj (tj + 1) / 2 + ti,
+  /// so a static schedule over p gives every thread the same work.
+  EMGPU_HD void operator()(index_t p) const {
+    index_t tj = static_cast<index_t>((math::detail::hd_sqrt(8.0 * double(p) + 1.0) - 1.0) / 2.0);
+    while (tj * (tj + 1) / 2 > p) --tj;  // guard the rounding of the square root
+    while ((tj + 1) * (tj + 2) / 2 <= p) ++tj;
+    tile_pair(p - tj * (tj + 1) / 2, tj);
+  }
 };
 
 template <class B, class S>
 void far_fill(const B& b, const far_fill_fn<S>& f) {
   const index_t t = (f.n + far_tile - 1) / far_tile;
-  for_each_index(b, t, t, f);
+  for_each_index(b, t * (t + 1) / 2, f);
 }
 
 #if defined(__CUDACC__)
