@@ -172,6 +172,14 @@ TEMPLATE_LIST_TEST_CASE("batched LU: small sizes for compute-sanitizer", "[batch
   pointer_array_matches_strided<complex<double>>(b);
 }
 
+TEMPLATE_LIST_TEST_CASE("batched LU: partly staged matrices (shared memory too small)",
+                        "[batched][lu][sanitize_big]", backends) {
+  // complex<double> 128 x 128 needs 264 KB: on CUDA the leading columns sit in
+  // shared memory and the rest is worked on in global memory.
+  const TestType b{};
+  check_lu<complex<double>>(b, 128, 2, 7000);
+}
+
 TEMPLATE_LIST_TEST_CASE("batched LU: pointer arrays match strided batches", "[batched][lu]", backends) {
   const TestType b{};
   pointer_array_matches_strided<complex<double>>(b);
@@ -247,4 +255,43 @@ TEMPLATE_LIST_TEST_CASE("batched LU: argument errors throw invalid_argument", "[
   // An empty batch is fine and touches nothing.
   const strided_batch_view<T> empty{nullptr, 4, 4, 4, 16, 0};
   REQUIRE_NOTHROW(batched::lu_factor(b, empty, static_cast<index_t*>(nullptr), static_cast<int*>(nullptr)));
+}
+
+TEMPLATE_LIST_TEST_CASE("batched LU: a million 2 x 2 matrices against the closed form",
+                        "[batched][lu]", backends) {
+  // The grid / batch indexing at the issue's largest batch size (10^6 on the
+  // GPU; 10^5 on the CPU to keep the suite quick). For 2 x 2 the factors have
+  // a closed form: pivot row = larger |re|+|im| in column 0 (row 0 on ties),
+  // l = a10 / a00, u11 = a11 - l a01 (after the swap); rounding differs only
+  // by FMA contraction, hence the 4 eps (|a11| + |l a01|) bound.
+  const TestType b{};
+  using T = complex<double>;
+  const index_t count = cpu_or_gpu(100000, 1000000);
+  std::mt19937_64 rng(2024);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<T> h(static_cast<std::size_t>(4 * count));
+  for (auto& x : h) x = T(u(rng), u(rng));
+  auto d = up(b, h);
+  auto piv = make_vector<index_t>(b, 2 * count);
+  auto info = make_vector<int>(b, count);
+  batched::lu_factor(b, strided_batch_view<T>{d.data(), 2, 2, 2, 4, count}, piv.data(), info.data());
+  const std::vector<T> f = down(b, d);
+  const std::vector<index_t> p = down(b, piv);
+  const std::vector<int> inf = down(b, info);
+  const auto abs1 = [](T z) { return std::abs(z.real()) + std::abs(z.imag()); };
+  index_t bad = 0;
+  for (index_t k = 0; k < count; ++k) {
+    const T* a = h.data() + 4 * k;
+    const bool sw = abs1(a[1]) > abs1(a[0]);
+    const T a00 = sw ? a[1] : a[0], a10 = sw ? a[0] : a[1], a01 = sw ? a[3] : a[2], a11 = sw ? a[2] : a[3];
+    const T l = a10 * (T(1) / a00);
+    const T u11 = a11 - l * a01;
+    const T* r = f.data() + 4 * k;
+    const double tol = 4 * std::numeric_limits<double>::epsilon() * (abs(a11) + abs(l * a01));
+    const bool ok = p[std::size_t(2 * k)] == (sw ? 1 : 0) && p[std::size_t(2 * k + 1)] == 1 &&
+                    inf[std::size_t(k)] == 0 && r[0] == a00 && r[2] == a01 &&
+                    abs(r[1] - l) <= 4 * std::numeric_limits<double>::epsilon() * abs(l) && abs(r[3] - u11) <= tol;
+    bad += ok ? 0 : 1;
+  }
+  CHECK(bad == 0);
 }

@@ -142,6 +142,16 @@ TEMPLATE_LIST_TEST_CASE("batched SVD: small sizes for compute-sanitizer", "[batc
   for (index_t n : small_sizes()) check_svd<complex<double>>(b, n, n, 3, 70 + n);
   check_svd<float>(b, 9, 4, 3, 80);
   check_svd<double>(b, 70, 20, 2, 81);
+  check_svd<complex<double>>(b, 24, 12, 3, 82);  // a full-warp tile (8 pairs x 4 lanes)
+}
+
+TEMPLATE_LIST_TEST_CASE("batched SVD: partly staged matrices (shared memory too small)",
+                        "[batched][svd][sanitize_big]", backends) {
+  // complex<double> 100 x 100 with V: A fits in shared memory, V only partly;
+  // 128 x 128: A partly. Exercises the global-memory columns on CUDA.
+  const TestType b{};
+  check_svd<complex<double>>(b, 100, 100, 1, 83);
+  check_svd<complex<double>>(b, 128, 128, 1, 84);
 }
 
 TEMPLATE_LIST_TEST_CASE("batched SVD: rank of a known rank-deficient batch", "[batched][svd]",

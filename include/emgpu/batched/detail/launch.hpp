@@ -48,11 +48,15 @@ inline void launch(const backend::serial&, const Op& op, index_t count) {
 template <class Op>
 inline void launch(const backend::openmp& b, const Op& op, index_t count) {
 #if defined(_OPENMP)
-  // Dynamic chunks: Jacobi sweeps vary from matrix to matrix.
-#pragma omp parallel num_threads(b.threads())
+  // Dynamic chunks (Jacobi sweeps vary from matrix to matrix), small enough
+  // that a short batch still spreads over all threads.
+  const int nt = b.threads();
+  index_t chunk = count / (8 * index_t(nt));
+  chunk = chunk < 1 ? 1 : chunk > 16 ? 16 : chunk;
+#pragma omp parallel num_threads(nt)
   {
     host_scratch s(op.scratch_bytes());
-#pragma omp for schedule(dynamic, 16)
+#pragma omp for schedule(dynamic, chunk)
     for (index_t k = 0; k < count; ++k) op(serial_team{}, k, s.p, s.bytes);
   }
 #else

@@ -63,9 +63,15 @@ EMGPU_HD int lu_factor_core(const Team& t, const Mat& a, index_t n, index_t* ipi
       }
     }
     t.sync();
-    team_for_2d(t, m1, m1, [&](index_t ii, index_t jj) {
-      T* cj = a.col(k + 1 + jj);
-      cj[k + 1 + ii] -= ck[k + 1 + ii] * cj[k];
+    // Rank-1 update; a thread owns a row (its multiplier stays in a
+    // register) and walks a share of the columns.
+    team_for_owners(t, m1, m1, [&](index_t ii, index_t j0, index_t step) {
+      const index_t i = k + 1 + ii;
+      const T lik = ck[i];
+      for (index_t j = k + 1 + j0; j < n; j += step) {
+        T* cj = a.col(j);
+        cj[i] -= lik * cj[k];
+      }
     });
     t.sync();
   }

@@ -111,12 +111,15 @@ EMGPU_HD void qr_factor_core(const Team& t, const Mat& a, index_t m, index_t n,
       cache[q] = g;
     });
     t.sync();
-    team_for_2d(t, na, n - j0 - 1, [&](index_t q, index_t lp) {
-      const index_t j = j0 + q, l = j0 + 1 + lp;
-      if (l <= j) return;
-      const index_t i = m - 1 - (st - 2 * j);
-      T* cl = a.col(l);
-      givens_apply(cache[q], cl[i - 1], cl[i], false);
+    // A thread owns one rotation (kept in registers) and a share of the
+    // columns right of it.
+    team_for_owners(t, na, n - j0 - 1, [&](index_t q, index_t l0, index_t step) {
+      const index_t j = j0 + q, i = m - 1 - (st - 2 * j);
+      const givens<T> g = cache[q];
+      for (index_t l = j + 1 + l0; l < n; l += step) {
+        T* cl = a.col(l);
+        givens_apply(g, cl[i - 1], cl[i], false);
+      }
     });
     t.sync();
   }
@@ -141,10 +144,13 @@ EMGPU_HD void qr_apply_core(const Team& t, const MatF& f, index_t m, index_t n, 
       cache[q] = givens_decode(T(f(i, j)));
     });
     t.sync();
-    team_for_2d(t, na, nrhs, [&](index_t q, index_t col) {
+    team_for_owners(t, na, nrhs, [&](index_t q, index_t c0, index_t step) {
       const index_t j = j0 + q, i = m - 1 - (st - 2 * j);
-      T* cc = c.col(col);
-      givens_apply(cache[q], cc[i - 1], cc[i], !adjoint);
+      const givens<T> g = cache[q];
+      for (index_t col = c0; col < nrhs; col += step) {
+        T* cc = c.col(col);
+        givens_apply(g, cc[i - 1], cc[i], !adjoint);
+      }
     });
     t.sync();
   }

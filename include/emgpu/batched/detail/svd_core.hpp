@@ -97,19 +97,24 @@ EMGPU_HD int svd_core(const Team& t, const MatA& a, index_t m, index_t n,
         const R tt = (zeta >= R(0) ? R(1) : R(-1)) / ((zeta < 0 ? -zeta : zeta) + hypot_r(R(1), zeta));
         const R c = R(1) / sqrt_r(R(1) + tt * tt);
         const R s = c * tt;
-        const T se = mul_real(e, s), sce = mul_real(conj_any(e), s);
+        // Rutishauser's form, c = 1 - s tau with tau = tan(theta/2): the
+        // update is a correction proportional to the angle, so the many tiny
+        // rotations of the last sweeps add rounding ~ angle * eps instead of
+        // eps each (keeps V orthonormal to ~n eps at n = 128).
+        const R tau = s / (R(1) + c);
+        const T ce = conj_any(e);
         for (index_t i = lane; i < m; i += g) {
           const T x = ap[i], y = aq[i];
-          ap[i] = mul_real(x, c) - sce * y;
-          aq[i] = se * x + mul_real(y, c);
+          ap[i] = x - mul_real(ce * y + mul_real(x, tau), s);
+          aq[i] = y + mul_real(e * x - mul_real(y, tau), s);
         }
         if (want_v) {
           T* vp = v.col(p);
           T* vq = v.col(q);
           for (index_t i = lane; i < n; i += g) {
             const T x = vp[i], y = vq[i];
-            vp[i] = mul_real(x, c) - sce * y;
-            vq[i] = se * x + mul_real(y, c);
+            vp[i] = x - mul_real(ce * y + mul_real(x, tau), s);
+            vq[i] = y + mul_real(e * x - mul_real(y, tau), s);
           }
         }
       }

@@ -130,6 +130,23 @@ EMGPU_HD inline void team_for_2d(const Team& t, index_t r, index_t c, F&& f) {
   }
 }
 
+/// @brief Team-parallel loop over `r` owners x `c` items where each owner's
+///        setup is hoisted: f(owner, first, step) must process items first,
+///        first + step, ... < c of that owner. With at least r threads an
+///        owner's items are split among size/r threads (no per-item division);
+///        with fewer, each thread takes whole owners.
+template <class Team, class F>
+EMGPU_HD inline void team_for_owners(const Team& t, index_t r, index_t c, F&& f) {
+  if (r <= 0 || c <= 0) return;
+  const index_t sz = t.size(), rk = t.rank();
+  if (sz >= r) {
+    const index_t groups = sz / r;
+    if (rk < groups * r) f(rk % r, rk / r, groups);
+  } else {
+    for (index_t o = rk; o < r; o += sz) f(o, index_t(0), index_t(1));
+  }
+}
+
 /// @brief Team-parallel loop over [0, n).
 template <class Team, class F>
 EMGPU_HD inline void team_for(const Team& t, index_t n, F&& f) {
