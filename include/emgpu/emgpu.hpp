@@ -10,6 +10,8 @@
 #include "backend.hpp"
 #include "math.hpp"
 #include "dense.hpp"
+#include "batched.hpp"
 #include "scattering2d.hpp"  // with geometry.hpp, kernel.hpp, analytic.hpp
+#include "cbfm.hpp"
 #include "fe_iiee.hpp"
 #include "tlm.hpp"

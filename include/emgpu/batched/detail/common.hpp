@@ -1,0 +1,198 @@
+/// @file
+/// @brief Shared pieces of the batched cores: scalar helpers, the staged
+///        matrix accessor, batch locators and argument validation.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "../../core/complex.hpp"
+#include "../../core/config.hpp"
+#include "../../core/error.hpp"
+#include "../../core/matrix_view.hpp"
+#include "team.hpp"
+
+namespace emgpu::batched {
+
+/// @brief The element types the batched solvers accept.
+template <class T>
+concept batched_scalar = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                         std::is_same_v<T, complex<float>> || std::is_same_v<T, complex<double>>;
+
+}  // namespace emgpu::batched
+
+namespace emgpu::batched::detail {
+
+inline void detail_require(bool c, const std::string& m) { emgpu::detail::require(c, m); }
+
+/// |re| + |im| (LAPACK's cabs1): the pivot measure, cheaper than |z|.
+template <class T>
+EMGPU_HD inline real_type_t<T> abs1(T x) {
+  if constexpr (is_complex_v<T>) {
+    const auto r = x.real() < 0 ? -x.real() : x.real();
+    const auto i = x.imag() < 0 ? -x.imag() : x.imag();
+    return r + i;
+  } else {
+    return x < T(0) ? -x : x;
+  }
+}
+
+/// sqrt / hypot that resolve to the CUDA math overloads in device code.
+template <class R>
+EMGPU_HD inline R sqrt_r(R x) {
+#if EMGPU_DEVICE_CODE
+  return ::sqrt(x);
+#else
+  return std::sqrt(x);
+#endif
+}
+template <class R>
+EMGPU_HD inline R hypot_r(R x, R y) {
+#if EMGPU_DEVICE_CODE
+  return ::hypot(x, y);
+#else
+  return std::hypot(x, y);
+#endif
+}
+
+template <class T>
+EMGPU_HD inline T mul_real(T x, real_type_t<T> r) {
+  if constexpr (is_complex_v<T>) return T(x.real() * r, x.imag() * r);
+  else return x * r;
+}
+
+template <class T>
+EMGPU_HD inline bool is_zero(T x) {
+  if constexpr (is_complex_v<T>) return x.real() == 0 && x.imag() == 0;
+  else return x == T(0);
+}
+
+/// @brief Plain column-major matrix in any memory (the unstaged case).
+template <class T>
+struct plain_matrix {
+  T* p = nullptr;
+  index_t ld = 0;
+  EMGPU_HD T* col(index_t j) const { return p + j * ld; }
+  EMGPU_HD T& operator()(index_t i, index_t j) const { return p[i + j * ld]; }
+};
+
+/// @brief A matrix whose first `ns` columns are staged in fast memory
+///        (CUDA shared memory) and the rest live in place in global memory.
+/// Host backends use ns = 0: everything in place.
+template <class T>
+struct staged_matrix {
+  T* s = nullptr;
+  index_t lds = 0;
+  index_t ns = 0;
+  T* g = nullptr;
+  index_t ldg = 0;
+
+  EMGPU_HD T* col(index_t j) const { return j < ns ? s + j * lds : g + j * ldg; }
+  EMGPU_HD T& operator()(index_t i, index_t j) const { return col(j)[i]; }
+};
+
+/// Leading dimension used in shared memory: odd, so that threads walking a
+/// row (one column each) hit different banks.
+template <class T>
+EMGPU_HD inline index_t padded_ld(index_t rows) {
+  return rows | 1;
+}
+
+EMGPU_HD inline std::size_t align16(std::size_t x) { return (x + 15) & ~std::size_t(15); }
+
+/// @brief Carves staging areas out of a per-matrix scratch buffer.
+struct carver {
+  unsigned char* base;
+  std::size_t bytes;
+  std::size_t off = 0;
+
+  /// Reserves exactly `b` bytes (or fails: returns nullptr).
+  EMGPU_HD void* take(std::size_t b) {
+    if (off + b > bytes) return nullptr;
+    void* p = base + off;
+    off = align16(off + b);
+    return p;
+  }
+  /// Stages as many leading columns of a rows x cols matrix as fit.
+  template <class T>
+  EMGPU_HD staged_matrix<T> stage(T* g, index_t rows, index_t cols, index_t ldg) {
+    staged_matrix<T> m;
+    m.g = g;
+    m.ldg = ldg;
+    m.lds = padded_ld<T>(rows);
+    const std::size_t colb = std::size_t(m.lds) * sizeof(T);
+    const std::size_t room = off < bytes ? bytes - off : 0;
+    index_t ns = index_t(room / colb);
+    m.ns = ns < cols ? ns : cols;
+    m.s = reinterpret_cast<T*>(base + off);
+    off = align16(off + std::size_t(m.ns) * colb);
+    return m;
+  }
+};
+
+/// Team-parallel copy of the staged columns global -> shared.
+template <class Team, class T>
+EMGPU_HD inline void stage_in(const Team& t, const staged_matrix<T>& m, index_t rows) {
+  if (m.ns == 0) return;
+  team_for_2d(t, rows, m.ns, [&](index_t i, index_t j) { m.s[i + j * m.lds] = m.g[i + j * m.ldg]; });
+  t.sync();
+}
+/// Team-parallel copy of the staged columns shared -> global.
+template <class Team, class T>
+EMGPU_HD inline void stage_out(const Team& t, const staged_matrix<T>& m, index_t rows) {
+  if (m.ns == 0) return;
+  t.sync();
+  team_for_2d(t, rows, m.ns, [&](index_t i, index_t j) { m.g[i + j * m.ldg] = m.s[i + j * m.lds]; });
+}
+
+/// @brief Matrix k of a strided batch.
+template <class T>
+struct strided_loc {
+  T* data;
+  index_t stride;
+  EMGPU_HD T* operator()(index_t k) const { return data + k * stride; }
+};
+/// @brief Matrix k of a pointer array (the array itself in backend memory).
+template <class T>
+struct array_loc {
+  T* const* arr;
+  EMGPU_HD T* operator()(index_t k) const { return arr[k]; }
+};
+
+/// @brief Checks the shape of a strided batch; `what` prefixes the message.
+template <class T>
+inline void check_batch(const strided_batch_view<T>& v, const char* what, const char* name) {
+  const std::string pre = std::string("emgpu::batched::") + what + ": " + name;
+  detail_require(v.rows >= 0 && v.cols >= 0 && v.count >= 0, pre + " has a negative size");
+  detail_require(v.ld >= (v.rows > 1 ? v.rows : 1), pre + " leading dimension < rows");
+  const bool empty = v.rows == 0 || v.cols == 0 || v.count == 0;
+  if (empty) return;
+  detail_require(v.data != nullptr, pre + " is null");
+  const index_t extent = v.ld * (v.cols - 1) + v.rows;  // elements one matrix spans
+  detail_require(v.count == 1 || v.stride >= extent,
+                 pre + " stride smaller than one matrix (matrices would overlap)");
+  // The last matrix's last element must be addressable without overflow.
+  constexpr index_t big = std::numeric_limits<index_t>::max() / index_t(2 * sizeof(T));
+  detail_require(v.ld <= big / (v.cols > 0 ? v.cols : 1) &&
+                     (v.count <= 1 || v.stride <= (big - extent) / (v.count - 1)),
+                 pre + " batch too large to address");
+}
+
+template <class T>
+inline void check_square(const strided_batch_view<T>& a, const char* what) {
+  check_batch(a, what, "a");
+  detail_require(a.rows == a.cols, std::string("emgpu::batched::") + what + ": matrices not square");
+}
+inline void check_ptr(const void* p, bool needed, const char* what, const char* name) {
+  detail_require(p != nullptr || !needed,
+                 std::string("emgpu::batched::") + what + ": " + name + " is null");
+}
+template <class T>
+inline void check_tall(const strided_batch_view<T>& a, const char* what) {
+  check_batch(a, what, "a");
+  detail_require(a.rows >= a.cols, std::string("emgpu::batched::") + what + ": needs m >= n");
+}
+}  // namespace emgpu::batched::detail

@@ -1,0 +1,267 @@
+/// @file
+/// @brief Team-parallel QR by Givens rotations (Sameh-Kuck staging) and the
+///        per-matrix functors for factor / apply Q^H / form Q / least squares.
+///
+/// Rotation G acts on rows (i-1, i): [x; y] -> [c x + s y; -conj(s) x + c y],
+/// c real >= 0, c^2 + |s|^2 = 1. Element (i, j), i > j, is annihilated at
+/// stage (m-1-i) + 2j; rotations of one stage touch disjoint row pairs, and on
+/// every row the column order of the sequential algorithm is kept, so the
+/// product is the one of the textbook column-by-column bottom-up sweep.
+///
+/// Storage: the annihilated entry (i, j) receives one scalar z encoding its
+/// rotation (as LAPACK keeps Householder vectors below R): z = s when
+/// c >= 1/sqrt2 (|z| <= 0.71), else z = (s/|s|)(2 - c) (|z| > 1.29). Decoding
+/// recovers c and s to a few ulps in absolute terms; factor and apply both use
+/// the decoded pair, so Q and R are consistent.
+#pragma once
+
+#include <cstddef>
+
+#include "common.hpp"
+#include "lu_core.hpp"  // upper_solve
+
+namespace emgpu::batched::detail {
+
+template <class T>
+struct givens {
+  real_type_t<T> c;
+  T s;
+};
+
+/// Rotation with G [x; y] = [r; 0].
+template <class T>
+EMGPU_HD inline givens<T> givens_make(T x, T y) {
+  using R = real_type_t<T>;
+  if (is_zero(y)) return {R(1), T(0)};
+  if (is_zero(x)) return {R(0), T(1)};
+  const R ax = abs_any(x), ay = abs_any(y);
+  const R nrm = hypot_r(ax, ay);
+  const T phase = mul_real(x, R(1) / ax);
+  return {ax / nrm, mul_real(phase * conj_any(y), R(1) / nrm)};
+}
+
+template <class T>
+EMGPU_HD inline T givens_encode(const givens<T>& g) {
+  using R = real_type_t<T>;
+  if (g.c >= R(0.70710678118654752440)) return g.s;
+  return mul_real(g.s, (R(2) - g.c) / abs_any(g.s));
+}
+
+template <class T>
+EMGPU_HD inline givens<T> givens_decode(T z) {
+  using R = real_type_t<T>;
+  const R a = abs_any(z);
+  if (a < R(1)) return {sqrt_r((R(1) - a) * (R(1) + a)), z};
+  const R c = R(2) - a;
+  return {c, mul_real(z, sqrt_r((R(1) - c) * (R(1) + c)) / a)};
+}
+
+/// Applies G (adjoint = false) or G^H to the pair (x, y).
+template <class T>
+EMGPU_HD inline void givens_apply(const givens<T>& g, T& x, T& y, bool adjoint) {
+  const T x0 = x, y0 = y;
+  if (!adjoint) {
+    x = mul_real(x0, g.c) + g.s * y0;
+    y = mul_real(y0, g.c) - conj_any(g.s) * x0;
+  } else {
+    x = mul_real(x0, g.c) - g.s * y0;
+    y = mul_real(y0, g.c) + conj_any(g.s) * x0;
+  }
+}
+
+/// Stages of the Sameh-Kuck schedule for an m x n matrix: [0, qr_stages).
+EMGPU_HD inline index_t qr_jmax(index_t m, index_t n) {
+  const index_t a = n - 1, b = m - 2;
+  return a < b ? a : b;  // last column that has anything to annihilate
+}
+EMGPU_HD inline index_t qr_stages(index_t m, index_t n) {
+  const index_t jm = qr_jmax(m, n);
+  return jm < 0 ? 0 : m - 1 + jm;
+}
+/// Columns active at stage st: [j0, j1] (empty when j0 > j1); row i = m-1-(st-2j).
+EMGPU_HD inline void qr_stage_cols(index_t st, index_t m, index_t n, index_t& j0, index_t& j1) {
+  j0 = st - (m - 2);
+  if (j0 < 0) j0 = 0;
+  j1 = st / 2;
+  const index_t jm = qr_jmax(m, n);
+  if (j1 > jm) j1 = jm;
+}
+
+/// @brief A = Q R in place: R on and above the diagonal, rotations below.
+/// `cache` holds n rotations (team scratch).
+template <class Team, class Mat>
+EMGPU_HD void qr_factor_core(const Team& t, const Mat& a, index_t m, index_t n,
+                             givens<std::remove_cvref_t<decltype(a(0, 0))>>* cache) {
+  using T = std::remove_cvref_t<decltype(a(0, 0))>;
+  const index_t ns = qr_stages(m, n);
+  for (index_t st = 0; st < ns; ++st) {
+    index_t j0, j1;
+    qr_stage_cols(st, m, n, j0, j1);
+    if (j0 > j1) continue;
+    const index_t na = j1 - j0 + 1;
+    team_for(t, na, [&](index_t q) {
+      const index_t j = j0 + q, i = m - 1 - (st - 2 * j);
+      T* cj = a.col(j);
+      T x = cj[i - 1], y = cj[i];
+      const T z = givens_encode(givens_make(x, y));
+      const givens<T> g = givens_decode(z);
+      givens_apply(g, x, y, false);
+      cj[i - 1] = x;
+      cj[i] = z;  // y is zero up to rounding: the slot keeps the rotation
+      cache[q] = g;
+    });
+    t.sync();
+    // A thread owns one rotation (kept in registers) and a share of the
+    // columns right of it.
+    team_for_owners(t, na, n - j0 - 1, [&](index_t q, index_t l0, index_t step) {
+      const index_t j = j0 + q, i = m - 1 - (st - 2 * j);
+      const givens<T> g = cache[q];
+      for (index_t l = j + 1 + l0; l < n; l += step) {
+        T* cl = a.col(l);
+        givens_apply(g, cl[i - 1], cl[i], false);
+      }
+    });
+    t.sync();
+  }
+}
+
+/// @brief c := Q^H c (adjoint) or Q c, c m x nrhs, from factors `f`.
+template <class Team, class MatF, class Mat>
+EMGPU_HD void qr_apply_core(const Team& t, const MatF& f, index_t m, index_t n, const Mat& c,
+                            index_t nrhs, bool adjoint,
+                            givens<std::remove_cvref_t<decltype(c(0, 0))>>* cache) {
+  using T = std::remove_cvref_t<decltype(c(0, 0))>;
+  const index_t ns = qr_stages(m, n);
+  for (index_t s = 0; s < ns; ++s) {
+    // Q^H = G_N ... G_1: stages in order; Q = G_1^H ... G_N^H: reversed.
+    const index_t st = adjoint ? s : ns - 1 - s;
+    index_t j0, j1;
+    qr_stage_cols(st, m, n, j0, j1);
+    if (j0 > j1) continue;
+    const index_t na = j1 - j0 + 1;
+    team_for(t, na, [&](index_t q) {
+      const index_t j = j0 + q, i = m - 1 - (st - 2 * j);
+      cache[q] = givens_decode(T(f(i, j)));
+    });
+    t.sync();
+    team_for_owners(t, na, nrhs, [&](index_t q, index_t c0, index_t step) {
+      const index_t j = j0 + q, i = m - 1 - (st - 2 * j);
+      const givens<T> g = cache[q];
+      for (index_t col = c0; col < nrhs; col += step) {
+        T* cc = c.col(col);
+        givens_apply(g, cc[i - 1], cc[i], !adjoint);
+      }
+    });
+    t.sync();
+  }
+}
+
+inline int qr_team_size(index_t m, index_t n) {
+  const index_t s = m > n ? m : n;
+  if (s <= 4) return 4;
+  if (s <= 8) return 8;
+  if (s <= 16) return 16;
+  if (s <= 32) return 32;
+  if (s <= 64) return 64;
+  return 128;
+}
+
+template <class T>
+inline std::size_t qr_cache_bytes(index_t n) {
+  return align16(std::size_t(n > 0 ? n : 1) * sizeof(givens<T>));
+}
+
+/// @brief Factor one matrix.
+template <class T, class Loc>
+struct qr_factor_op {
+  Loc a;
+  index_t m, n, lda;
+
+  std::size_t scratch_bytes() const { return qr_cache_bytes<T>(n); }
+  std::size_t stage_bytes() const { return align16(std::size_t(padded_ld<T>(m)) * n * sizeof(T)); }
+  int team_size() const { return qr_team_size(m, n); }
+
+  template <class Team>
+  EMGPU_HD void operator()(const Team& t, index_t k, unsigned char* scratch, std::size_t bytes) const {
+    carver cv{scratch, bytes};
+    auto* cache = static_cast<givens<T>*>(cv.take(qr_cache_bytes<T>(n)));
+    const staged_matrix<T> x = cv.stage(a(k), m, n, lda);
+    stage_in(t, x, m);
+    qr_factor_core(t, x, m, n, cache);
+    stage_out(t, x, m);
+  }
+};
+
+/// @brief c := Q^H c or Q c for one matrix; with `form`, c := Q[:, :ncol]
+///        (c first set to the leading columns of the identity).
+template <class T, class LocF, class LocC>
+struct qr_apply_op {
+  LocF f;
+  index_t m, n, ldf;
+  LocC c;
+  index_t nrhs, ldc;
+  bool adjoint, form;
+
+  std::size_t scratch_bytes() const { return qr_cache_bytes<T>(n); }
+  std::size_t stage_bytes() const {
+    return align16(std::size_t(padded_ld<T>(m)) * nrhs * sizeof(T));
+  }
+  int team_size() const { return qr_team_size(m, n > nrhs ? n : nrhs); }
+
+  template <class Team>
+  EMGPU_HD void operator()(const Team& t, index_t k, unsigned char* scratch, std::size_t bytes) const {
+    carver cv{scratch, bytes};
+    auto* cache = static_cast<givens<T>*>(cv.take(qr_cache_bytes<T>(n)));
+    const staged_matrix<T> x = cv.stage(c(k), m, nrhs, ldc);
+    if (form) {
+      team_for_2d(t, m, nrhs, [&](index_t i, index_t j) { x(i, j) = T(real_type_t<T>(i == j)); });
+      t.sync();
+    } else {
+      stage_in(t, x, m);
+    }
+    qr_apply_core(t, plain_matrix<const T>{f(k), ldf}, m, n, x, nrhs, adjoint, cache);
+    stage_out(t, x, m);
+  }
+};
+
+/// @brief Least squares min ||A x - b|| for one matrix: A := factors,
+///        b := [x; (Q^H b)(n:m)]; info = k when R(k-1, k-1) == 0.
+template <class T, class LocA, class LocB>
+struct qr_lsq_op {
+  LocA a;
+  index_t m, n, lda;
+  LocB b;
+  index_t nrhs, ldb;
+  int* info;
+
+  std::size_t scratch_bytes() const { return qr_cache_bytes<T>(n); }
+  std::size_t stage_bytes() const {
+    return align16(std::size_t(padded_ld<T>(m)) * n * sizeof(T)) +
+           align16(std::size_t(padded_ld<T>(m)) * nrhs * sizeof(T));
+  }
+  int team_size() const { return qr_team_size(m, n > nrhs ? n : nrhs); }
+
+  template <class Team>
+  EMGPU_HD void operator()(const Team& t, index_t k, unsigned char* scratch, std::size_t bytes) const {
+    carver cv{scratch, bytes};
+    auto* cache = static_cast<givens<T>*>(cv.take(qr_cache_bytes<T>(n)));
+    const staged_matrix<T> x = cv.stage(a(k), m, n, lda);
+    const staged_matrix<T> y = cv.stage(b(k), m, nrhs, ldb);
+    stage_in(t, x, m);
+    stage_in(t, y, m);
+    qr_factor_core(t, x, m, n, cache);
+    qr_apply_core(t, x, m, n, y, nrhs, true, cache);
+    int inf = 0;
+    for (index_t j = 0; j < n; ++j)
+      if (is_zero(x(j, j))) {
+        inf = int(j + 1);
+        break;
+      }
+    if (inf == 0) upper_solve(t, x, n, y, nrhs);
+    stage_out(t, x, m);
+    stage_out(t, y, m);
+    if (t.rank() == 0) info[k] = inf;
+  }
+};
+
+}  // namespace emgpu::batched::detail

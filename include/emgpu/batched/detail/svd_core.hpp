@@ -1,0 +1,278 @@
+/// @file
+/// @brief Team-parallel one-sided (Hestenes) Jacobi SVD and its functor.
+///
+/// Columns p < q are made orthogonal by a plane rotation on the right,
+/// A <- A J with J = [[c, s e], [-s conj(e), c]], e = gamma/|gamma|,
+/// gamma = a_p^H a_q, zeta = (||a_q||^2 - ||a_p||^2) / (2|gamma|),
+/// t = sign(zeta) / (|zeta| + sqrt(1 + zeta^2)), c = 1/sqrt(1+t^2), s = c t
+/// (the smaller rotation, as in Demmel & Veselic 1992). A sweep visits all
+/// pairs in round-robin order: each round holds n/2 disjoint pairs, which a
+/// team processes at once (g lanes per pair split the rows). At convergence
+/// A = U S, sigma_j = ||a_j||, U = a_j / sigma_j and V = product of the J.
+#pragma once
+
+#include <cstddef>
+
+#include "common.hpp"
+
+namespace emgpu::batched::detail {
+
+/// Pair kp of round r of the circle method on N (even) indices.
+EMGPU_HD inline void jacobi_pair(index_t r, index_t kp, index_t N, index_t& p, index_t& q) {
+  if (kp == 0) {
+    p = N - 1;
+    q = r;
+  } else {
+    p = (r + kp) % (N - 1);
+    q = (r - kp + N - 1) % (N - 1);
+  }
+  if (p > q) {
+    const index_t tmp = p;
+    p = q;
+    q = tmp;
+  }
+}
+
+/// @return 0 when converged within max_sweeps, 1 otherwise. sigma must hold n.
+template <class Team, class MatA, class MatV, class T>
+EMGPU_HD int svd_core(const Team& t, const MatA& a, index_t m, index_t n,
+                      real_type_t<T>* sigma, const MatV& v, bool want_v, T* u, index_t ldu,
+                      bool want_u, real_type_t<T> tol, int max_sweeps, int group) {
+  using R = real_type_t<T>;
+  if (want_v) {
+    team_for_2d(t, n, n, [&](index_t i, index_t j) { v(i, j) = T(R(i == j)); });
+    t.sync();
+  }
+  const int g = group <= t.size() ? group : 1;  // a serial team uses one lane
+  const index_t slots = t.size() / g;
+  const index_t kp0 = t.rank() / g;
+  const int lane = t.rank() % g;
+  const index_t N = n + (n & 1);
+  const index_t npairs = N / 2;
+  int info = 1;
+  if (n <= 1) info = 0;
+  for (int sweep = 0; sweep < max_sweeps && info != 0; ++sweep) {
+    bool rotated = false;
+    for (index_t r = 0; r + 1 < N; ++r) {
+      // Uniform trip count across the team: group reductions need every lane.
+      for (index_t base = 0; base < npairs; base += slots) {
+        const index_t kp = base + kp0;
+        index_t p = 0, q = 0;
+        bool act = kp < npairs;
+        if (act) {
+          jacobi_pair(r, kp, N, p, q);
+          act = q < n;
+        }
+        R al = 0, be = 0, gr = 0, gi = 0;
+        T* ap = a.col(act ? p : 0);
+        T* aq = a.col(act ? q : 0);
+        if (act) {
+          T ga = T(0);
+          for (index_t i = lane; i < m; i += g) {
+            al += abs2(ap[i]);
+            be += abs2(aq[i]);
+            ga += conj_any(ap[i]) * aq[i];
+          }
+          if constexpr (is_complex_v<T>) {
+            gr = ga.real();
+            gi = ga.imag();
+          } else {
+            gr = ga;
+          }
+        }
+        al = t.group_sum(al, g);
+        be = t.group_sum(be, g);
+        gr = t.group_sum(gr, g);
+        if constexpr (is_complex_v<T>) gi = t.group_sum(gi, g);
+        if (!act || al == R(0) || be == R(0)) continue;
+        T gamma;
+        if constexpr (is_complex_v<T>) gamma = T(gr, gi);
+        else gamma = gr;
+        const R gabs = abs_any(gamma);
+        // Written so that NaN never rotates (and never loops forever).
+        if (!(gabs > tol * sqrt_r(al) * sqrt_r(be))) continue;
+        rotated = true;
+        const T e = mul_real(gamma, R(1) / gabs);
+        const R zeta = (be - al) / (R(2) * gabs);
+        const R tt = (zeta >= R(0) ? R(1) : R(-1)) / ((zeta < 0 ? -zeta : zeta) + hypot_r(R(1), zeta));
+        const R c = R(1) / sqrt_r(R(1) + tt * tt);
+        const R s = c * tt;
+        // Rutishauser's form, c = 1 - s tau with tau = tan(theta/2): the
+        // update is a correction proportional to the angle, so the many tiny
+        // rotations of the last sweeps add rounding ~ angle * eps instead of
+        // eps each (keeps V orthonormal to ~n eps at n = 128).
+        const R tau = s / (R(1) + c);
+        const T ce = conj_any(e);
+        for (index_t i = lane; i < m; i += g) {
+          const T x = ap[i], y = aq[i];
+          ap[i] = x - mul_real(ce * y + mul_real(x, tau), s);
+          aq[i] = y + mul_real(e * x - mul_real(y, tau), s);
+        }
+        if (want_v) {
+          T* vp = v.col(p);
+          T* vq = v.col(q);
+          for (index_t i = lane; i < n; i += g) {
+            const T x = vp[i], y = vq[i];
+            vp[i] = x - mul_real(ce * y + mul_real(x, tau), s);
+            vq[i] = y + mul_real(e * x - mul_real(y, tau), s);
+          }
+        }
+      }
+      t.sync();
+    }
+    if (!t.any(rotated)) info = 0;
+  }
+
+  team_for(t, n, [&](index_t j) {
+    const T* aj = a.col(j);
+    R s2 = 0;
+    for (index_t i = 0; i < m; ++i) s2 += abs2(aj[i]);
+    sigma[j] = sqrt_r(s2);
+  });
+  t.sync();
+
+  // Selection sort, descending; columns of A and V move with their sigma.
+  for (index_t i = 0; i + 1 < n; ++i) {
+    R best = R(-1);
+    index_t p = i;
+    for (index_t j = i + t.rank(); j < n; j += t.size())
+      if (sigma[j] > best) {
+        best = sigma[j];
+        p = j;
+      }
+    t.argmax(best, p);
+    if (p == i) continue;
+    const index_t rows = m > n ? m : n;
+    team_for(t, rows, [&](index_t r) {
+      if (r < m) {
+        const T tmp = a(r, i);
+        a(r, i) = a(r, p);
+        a(r, p) = tmp;
+      }
+      if (want_v && r < n) {
+        const T tmp = v(r, i);
+        v(r, i) = v(r, p);
+        v(r, p) = tmp;
+      }
+      if (r == 0) {
+        const R tmp = sigma[i];
+        sigma[i] = sigma[p];
+        sigma[p] = tmp;
+      }
+    });
+    t.sync();
+  }
+
+  if (want_u) {
+    team_for_2d(t, m, n, [&](index_t i, index_t j) {
+      const R sj = sigma[j];
+      u[i + j * ldu] = sj > R(0) ? mul_real(a(i, j), R(1) / sj) : T(0);
+    });
+    t.sync();
+    // Exactly zero singular values (e.g. a zero column) leave U's column
+    // empty: complete it to an orthonormal basis by Gram-Schmidt on unit
+    // vectors (two passes, for orthogonality to working precision). Rare path,
+    // done by one lane.
+    if (n > 0 && !(sigma[n - 1] > R(0))) {
+      if (t.rank() == 0) {
+        for (index_t j = 0; j < n; ++j) {
+          if (sigma[j] > R(0)) continue;
+          T* uj = u + j * ldu;
+          for (index_t e = 0; e < m; ++e) {
+            for (index_t i = 0; i < m; ++i) uj[i] = T(R(i == e));
+            for (int pass = 0; pass < 2; ++pass)
+              for (index_t l = 0; l < j; ++l) {
+                const T* ul = u + l * ldu;
+                T d = T(0);
+                for (index_t i = 0; i < m; ++i) d += conj_any(ul[i]) * uj[i];
+                for (index_t i = 0; i < m; ++i) uj[i] -= d * ul[i];
+              }
+            R s2 = 0;
+            for (index_t i = 0; i < m; ++i) s2 += abs2(uj[i]);
+            // The complement has dimension d >= 1 and sum_e |P e|^2 = d, so
+            // some e keeps at least 1/m of its norm: accept half of that.
+            if (s2 > R(0.5) / R(m)) {
+              const R rs = R(1) / sqrt_r(s2);
+              for (index_t i = 0; i < m; ++i) uj[i] = mul_real(uj[i], rs);
+              break;
+            }
+          }
+        }
+      }
+      t.sync();
+    }
+  }
+  return info;
+}
+
+/// Lanes per Jacobi pair (rows split between them) and team size for m x n.
+inline void svd_shape(index_t m, index_t n, int& group, int& team) {
+  index_t pairs = (n + 1) / 2;
+  if (pairs < 1) pairs = 1;
+  index_t pp = 1;
+  while (pp < pairs) pp *= 2;
+  index_t g = 1;
+  while (g < 32 && g * 8 < m) g *= 2;  // about 8 rows per lane
+  while (pp * g > 256 && g > 1) g /= 2;
+  index_t s = pp * g;
+  if (s > 256) s = 256;
+  if (s < 2) s = 2;
+  group = int(g);
+  team = int(s);
+}
+
+template <class T, class LocA, class LocU, class LocV>
+struct svd_op {
+  LocA a;
+  index_t m, n, lda;
+  real_type_t<T>* sigma;
+  LocU u;
+  index_t ldu;
+  bool want_u;
+  LocV v;
+  index_t ldv;
+  bool want_v;
+  int* info;
+  real_type_t<T> tol;
+  int max_sweeps;
+  int group, team;
+
+  std::size_t scratch_bytes() const { return 0; }
+  std::size_t stage_bytes() const {
+    return align16(std::size_t(padded_ld<T>(m)) * n * sizeof(T)) +
+           (want_v ? align16(std::size_t(padded_ld<T>(n)) * n * sizeof(T)) : 0);
+  }
+  int team_size() const { return team; }
+
+  template <class Team>
+  EMGPU_HD void operator()(const Team& t, index_t k, unsigned char* scratch, std::size_t bytes) const {
+    carver cv{scratch, bytes};
+    const staged_matrix<T> x = cv.stage(a(k), m, n, lda);
+    // Without V nothing is staged or written for it.
+    const staged_matrix<T> w = want_v ? cv.stage(v(k), n, n, ldv) : staged_matrix<T>{};
+    stage_in(t, x, m);
+    const int inf = svd_core(t, x, m, n, sigma + k * n, w, want_v, want_u ? u(k) : (T*)nullptr,
+                             ldu, want_u, tol, max_sweeps, group);
+    if (want_v) stage_out(t, w, n);
+    if (t.rank() == 0) info[k] = inf;
+  }
+};
+
+/// Per-matrix rank: count of sigma > tau * sigma_max.
+template <class R>
+struct rank_op {
+  const R* sigma;
+  index_t n;
+  R tau;
+  index_t* rank;
+  EMGPU_HD void operator()(index_t k) const {
+    const R* s = sigma + k * n;
+    R mx = 0;
+    for (index_t j = 0; j < n; ++j) mx = s[j] > mx ? s[j] : mx;
+    index_t c = 0;
+    for (index_t j = 0; j < n; ++j) c += (s[j] > tau * mx) ? 1 : 0;
+    rank[k] = c;
+  }
+};
+
+}  // namespace emgpu::batched::detail

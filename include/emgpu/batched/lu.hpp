@@ -1,0 +1,122 @@
+/// @file
+/// @brief Batched LU with partial pivoting (P A = L U), solves and inverses
+///        for many small dense matrices on any backend.
+///
+/// Each matrix is handled by one team (a host thread, a CUDA warp tile or a
+/// CUDA block) running the same EMGPU_HD elimination, see detail/lu_core.hpp.
+/// All pointers refer to the backend's memory (device memory for cuda).
+/// Per-matrix failures are reported in `info`, LAPACK style; exceptions are
+/// reserved for bad arguments and device failures.
+#pragma once
+
+#include <string>
+#include <type_traits>
+
+#include "../core/matrix_view.hpp"
+#include "detail/launch.hpp"
+#include "detail/lu_core.hpp"
+
+namespace emgpu::batched {
+
+/// @brief Factors every matrix of a strided batch in place: P_k A_k = L_k U_k.
+/// @tparam Backend serial, openmp or cuda (a backend tag).
+/// @tparam T float, double, complex<float> or complex<double>.
+/// @param a      count square n x n matrices; on return L (unit diagonal,
+///               not stored) below and U on and above the diagonal.
+/// @param ipiv   count x n pivots, matrix k's at ipiv + k*n: at step j row j
+///               was swapped with row ipiv[k*n + j] (0-based; LAPACK's minus one).
+/// @param info   count entries: 0, or j > 0 when U(j-1, j-1) is exactly zero
+///               (first such column, 1-based). The factorisation is completed
+///               regardless, and other matrices are unaffected.
+/// @throws invalid_argument for negative sizes, ld < n, non-square or
+///         overlapping matrices, null pointers, a batch too large to address.
+/// @throws device_error when a CUDA call fails.
+template <class Backend, batched_scalar T>
+void lu_factor(const Backend& b, strided_batch_view<T> a, index_t* ipiv, int* info) {
+  detail::check_square(a, "lu_factor");
+  if (a.count == 0) return;
+  detail::check_ptr(ipiv, a.rows > 0, "lu_factor", "ipiv");
+  detail::check_ptr(info, true, "lu_factor", "info");
+  const detail::lu_factor_op<T, detail::strided_loc<T>> op{{a.data, a.stride}, a.rows, a.ld, ipiv,
+                                                          info};
+  detail::launch(b, op, a.count, "emgpu::batched::lu_factor");
+}
+
+/// @brief Pointer-array form of lu_factor: matrix k at a_array[k] (the array
+///        itself in backend memory), each n x n with leading dimension lda.
+/// @throws invalid_argument as the strided form; a_array entries are not
+///         inspected (they may live on the device) and must be valid.
+template <class Backend, batched_scalar T>
+void lu_factor(const Backend& b, T* const* a_array, index_t n, index_t lda, index_t count,
+               index_t* ipiv, int* info) {
+  detail::detail_require(n >= 0 && count >= 0, "emgpu::batched::lu_factor: negative size");
+  detail::detail_require(lda >= (n > 1 ? n : 1), "emgpu::batched::lu_factor: lda < n");
+  if (count == 0) return;
+  detail::check_ptr(a_array, true, "lu_factor", "a_array");
+  detail::check_ptr(ipiv, n > 0, "lu_factor", "ipiv");
+  detail::check_ptr(info, true, "lu_factor", "info");
+  const detail::lu_factor_op<T, detail::array_loc<T>> op{{a_array}, n, lda, ipiv, info};
+  detail::launch(b, op, count, "emgpu::batched::lu_factor");
+}
+
+/// @brief Solves A_k X_k = B_k with the factors of lu_factor; B_k (n x nrhs,
+///        one or many right-hand sides) is overwritten by X_k.
+/// Like LAPACK getrs it does not check for zero pivots: use the factor's info.
+/// @tparam TL T or const T (the factors are only read).
+/// @throws invalid_argument for mismatched shapes or counts, null pointers.
+/// @throws device_error when a CUDA call fails.
+template <class Backend, class TL, batched_scalar T>
+  requires std::is_same_v<std::remove_const_t<TL>, T>
+void lu_solve(const Backend& b, strided_batch_view<TL> lu, const index_t* ipiv,
+              strided_batch_view<T> rhs) {
+  detail::check_square(lu, "lu_solve");
+  detail::check_batch(rhs, "lu_solve", "rhs");
+  detail::detail_require(rhs.rows == lu.rows && rhs.count == lu.count,
+                         "emgpu::batched::lu_solve: rhs rows or count differ from lu");
+  if (lu.count == 0 || rhs.cols == 0 || lu.rows == 0) return;
+  detail::check_ptr(ipiv, true, "lu_solve", "ipiv");
+  using L = detail::strided_loc<const T>;
+  const detail::lu_solve_op<T, L, detail::strided_loc<T>> op{
+      {lu.data, lu.stride}, lu.rows, lu.ld, ipiv, {rhs.data, rhs.stride}, rhs.cols, rhs.ld, false};
+  detail::launch(b, op, lu.count, "emgpu::batched::lu_solve");
+}
+
+/// @brief Pointer-array form of lu_solve.
+template <class Backend, batched_scalar T>
+void lu_solve(const Backend& b, const T* const* lu_array, index_t n, index_t ldlu,
+              const index_t* ipiv, T* const* rhs_array, index_t nrhs, index_t ldb, index_t count) {
+  detail::detail_require(n >= 0 && nrhs >= 0 && count >= 0, "emgpu::batched::lu_solve: negative size");
+  detail::detail_require(ldlu >= (n > 1 ? n : 1) && ldb >= (n > 1 ? n : 1),
+                         "emgpu::batched::lu_solve: leading dimension < n");
+  if (count == 0 || n == 0 || nrhs == 0) return;
+  detail::check_ptr(lu_array, true, "lu_solve", "lu_array");
+  detail::check_ptr(rhs_array, true, "lu_solve", "rhs_array");
+  detail::check_ptr(ipiv, true, "lu_solve", "ipiv");
+  const detail::lu_solve_op<T, detail::array_loc<const T>, detail::array_loc<T>> op{
+      {lu_array}, n, ldlu, ipiv, {rhs_array}, nrhs, ldb, false};
+  detail::launch(b, op, count, "emgpu::batched::lu_solve");
+}
+
+/// @brief inv_k = A_k^{-1} from the factors of lu_factor (out of place).
+/// @throws invalid_argument for mismatched shapes or counts, null pointers,
+///         or inv aliasing lu.
+/// @throws device_error when a CUDA call fails.
+template <class Backend, class TL, batched_scalar T>
+  requires std::is_same_v<std::remove_const_t<TL>, T>
+void inverse(const Backend& b, strided_batch_view<TL> lu, const index_t* ipiv,
+             strided_batch_view<T> inv) {
+  detail::check_square(lu, "inverse");
+  detail::check_square(inv, "inverse");
+  detail::detail_require(inv.rows == lu.rows && inv.count == lu.count,
+                         "emgpu::batched::inverse: inv shape or count differs from lu");
+  if (lu.count == 0 || lu.rows == 0) return;
+  detail::check_ptr(ipiv, true, "inverse", "ipiv");
+  detail::detail_require(static_cast<const void*>(inv.data) != static_cast<const void*>(lu.data),
+                         "emgpu::batched::inverse: inv must not alias lu");
+  using L = detail::strided_loc<const T>;
+  const detail::lu_solve_op<T, L, detail::strided_loc<T>> op{
+      {lu.data, lu.stride}, lu.rows, lu.ld, ipiv, {inv.data, inv.stride}, inv.cols, inv.ld, true};
+  detail::launch(b, op, lu.count, "emgpu::batched::inverse");
+}
+
+}  // namespace emgpu::batched

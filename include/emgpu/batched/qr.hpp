@@ -1,0 +1,121 @@
+/// @file
+/// @brief Batched QR by Givens rotations (m x n, m >= n): factor, apply Q^H or
+///        Q, form the thin Q, least squares; any backend.
+///
+/// After qr_factor, R is on and above the diagonal and each entry below holds
+/// one scalar encoding the rotation that annihilated it (the LAPACK habit of
+/// keeping Q's factors below R), so no workspace is needed: apply_qh, apply_q
+/// and form_q read the rotations from there. The encoding is described in
+/// detail/qr_core.hpp. All pointers refer to the backend's memory.
+#pragma once
+
+#include <string>
+#include <type_traits>
+
+#include "../core/matrix_view.hpp"
+#include "detail/launch.hpp"
+#include "detail/qr_core.hpp"
+#include "lu.hpp"
+
+namespace emgpu::batched {
+
+/// @brief A_k = Q_k R_k in place for every matrix of the batch.
+/// @tparam Backend serial, openmp or cuda.
+/// @tparam T float, double, complex<float> or complex<double>.
+/// @param a count matrices m x n, m >= n; on return R (upper triangle) and
+///          the encoded rotations (strictly lower part).
+/// @throws invalid_argument for negative sizes, m < n, ld < m, overlapping
+///         matrices, a null pointer, a batch too large to address.
+/// @throws device_error when a CUDA call fails.
+template <class Backend, batched_scalar T>
+void qr_factor(const Backend& b, strided_batch_view<T> a) {
+  detail::check_tall(a, "qr_factor");
+  if (a.count == 0 || a.cols == 0) return;
+  const detail::qr_factor_op<T, detail::strided_loc<T>> op{{a.data, a.stride}, a.rows, a.cols, a.ld};
+  detail::launch(b, op, a.count, "emgpu::batched::qr_factor");
+}
+
+/// @brief Pointer-array form of qr_factor.
+template <class Backend, batched_scalar T>
+void qr_factor(const Backend& b, T* const* a_array, index_t m, index_t n, index_t lda,
+               index_t count) {
+  detail::detail_require(m >= 0 && n >= 0 && count >= 0, "emgpu::batched::qr_factor: negative size");
+  detail::detail_require(m >= n, "emgpu::batched::qr_factor: needs m >= n");
+  detail::detail_require(lda >= (m > 1 ? m : 1), "emgpu::batched::qr_factor: lda < m");
+  if (count == 0 || n == 0) return;
+  detail::check_ptr(a_array, true, "qr_factor", "a_array");
+  const detail::qr_factor_op<T, detail::array_loc<T>> op{{a_array}, m, n, lda};
+  detail::launch(b, op, count, "emgpu::batched::qr_factor");
+}
+
+namespace detail {
+template <class Backend, class TF, class T>
+void qr_apply(const Backend& b, strided_batch_view<TF> qr, strided_batch_view<T> c, bool adjoint,
+              bool form, const char* what) {
+  check_tall(qr, what);
+  check_batch(c, what, "c");
+  detail_require(c.count == qr.count, std::string("emgpu::batched::") + what + ": counts differ");
+  detail_require(c.rows == qr.rows, std::string("emgpu::batched::") + what + ": c.rows != m");
+  if (form)
+    detail_require(c.cols <= qr.rows, std::string("emgpu::batched::") + what + ": more columns than m");
+  detail_require(static_cast<const void*>(c.data) != static_cast<const void*>(qr.data) || qr.count == 0,
+                 std::string("emgpu::batched::") + what + ": c must not alias the factors");
+  if (qr.count == 0 || c.cols == 0 || qr.rows == 0) return;
+  const qr_apply_op<T, strided_loc<const T>, strided_loc<T>> op{
+      {qr.data, qr.stride}, qr.rows, qr.cols, qr.ld, {c.data, c.stride}, c.cols, c.ld, adjoint, form};
+  launch(b, op, qr.count, what);
+}
+}  // namespace detail
+
+/// @brief C_k := Q_k^H C_k (C_k m x nrhs) with the factors of qr_factor.
+/// @tparam TF T or const T.
+/// @throws invalid_argument for mismatched shapes or counts, null pointers.
+/// @throws device_error when a CUDA call fails.
+template <class Backend, class TF, batched_scalar T>
+  requires std::is_same_v<std::remove_const_t<TF>, T>
+void apply_qh(const Backend& b, strided_batch_view<TF> qr, strided_batch_view<T> c) {
+  detail::qr_apply(b, qr, c, true, false, "apply_qh");
+}
+
+/// @brief C_k := Q_k C_k (the full m x m Q applied to C_k, m x nrhs).
+/// @throws invalid_argument for mismatched shapes or counts, null pointers.
+/// @throws device_error when a CUDA call fails.
+template <class Backend, class TF, batched_scalar T>
+  requires std::is_same_v<std::remove_const_t<TF>, T>
+void apply_q(const Backend& b, strided_batch_view<TF> qr, strided_batch_view<T> c) {
+  detail::qr_apply(b, qr, c, false, false, "apply_q");
+}
+
+/// @brief Forms the leading q.cols columns of Q_k (q.cols = n gives the thin
+///        m x n Q with A = Q R).
+/// @throws invalid_argument for mismatched shapes or counts, null pointers.
+/// @throws device_error when a CUDA call fails.
+template <class Backend, class TF, batched_scalar T>
+  requires std::is_same_v<std::remove_const_t<TF>, T>
+void form_q(const Backend& b, strided_batch_view<TF> qr, strided_batch_view<T> q) {
+  detail::qr_apply(b, qr, q, false, true, "form_q");
+}
+
+/// @brief Least squares min ||A_k X_k - B_k||_F for full-rank m x n A_k
+///        (m >= n), LAPACK gels style.
+/// @param a    overwritten by the QR factors.
+/// @param rhs  m x nrhs; on return rows 0..n-1 hold X_k and rows n..m-1 the
+///             components of Q^H B_k whose norm is the residual norm.
+/// @param info count entries: 0, or j > 0 when R(j-1, j-1) is exactly zero
+///             (A_k rank deficient; X_k not computed, rhs holds Q^H B_k).
+/// @throws invalid_argument for mismatched shapes or counts, null pointers.
+/// @throws device_error when a CUDA call fails.
+template <class Backend, batched_scalar T>
+void least_squares(const Backend& b, strided_batch_view<T> a, strided_batch_view<T> rhs, int* info) {
+  detail::check_tall(a, "least_squares");
+  detail::check_batch(rhs, "least_squares", "rhs");
+  detail::detail_require(rhs.rows == a.rows && rhs.count == a.count,
+                         "emgpu::batched::least_squares: rhs rows or count differ from a");
+  if (a.count == 0) return;
+  detail::check_ptr(info, true, "least_squares", "info");
+  const detail::qr_lsq_op<T, detail::strided_loc<T>, detail::strided_loc<T>> op{
+      {a.data, a.stride}, a.rows, a.cols, a.ld, {rhs.data, rhs.stride}, rhs.cols, rhs.ld, info};
+  detail::launch(b, op, a.count, "emgpu::batched::least_squares");
+}
+
+}  // namespace emgpu::batched

@@ -1,0 +1,96 @@
+/// @file
+/// @brief Batched singular value decomposition A = U S V^H (m x n, m >= n) by
+///        one-sided Jacobi plane rotations, and the thresholded rank CBFM uses.
+///
+/// Thin U (m x n), V (n x n), singular values in descending order. One-sided
+/// Jacobi is as accurate as the QR algorithm (better for small singular
+/// values of graded matrices) and parallelises over disjoint column pairs.
+#pragma once
+
+#include <limits>
+#include <string>
+
+#include "../core/matrix_view.hpp"
+#include "detail/launch.hpp"
+#include "detail/svd_core.hpp"
+#include "lu.hpp"
+
+namespace emgpu::batched {
+
+/// @brief Convergence controls of svd().
+struct svd_options {
+  /// Columns p, q count as orthogonal when |a_p^H a_q| <= tol ||a_p|| ||a_q||.
+  /// 0 selects sqrt(m) * epsilon of the real type (LAPACK gesvj's default).
+  double tol = 0;
+  /// Sweeps over all pairs before giving up (info = 1).
+  int max_sweeps = 30;
+};
+
+/// @brief A_k = U_k diag(sigma_k) V_k^H for every matrix of the batch.
+/// @tparam Backend serial, openmp or cuda.
+/// @tparam T float, double, complex<float> or complex<double>.
+/// @param a     count m x n matrices, m >= n; used as workspace (contents on
+///              return unspecified).
+/// @param sigma count x n singular values, matrix k's at sigma + k*n, descending.
+/// @param u     m x n per matrix, or u.data == nullptr when not wanted. Columns
+///              for exactly zero singular values are completed to an
+///              orthonormal set. Must not alias a.
+/// @param v     n x n per matrix, or v.data == nullptr when not wanted.
+/// @param info  count entries: 0, or 1 when max_sweeps sweeps did not converge
+///              (sigma, U, V are then the last iterate's).
+/// @throws invalid_argument for negative sizes, m < n, ld too small,
+///         mismatched counts, null sigma/info, aliasing, tol < 0, max_sweeps < 1.
+/// @throws device_error when a CUDA call fails.
+template <class Backend, batched_scalar T>
+void svd(const Backend& b, strided_batch_view<T> a, real_type_t<T>* sigma, strided_batch_view<T> u,
+         strided_batch_view<T> v, int* info, svd_options opt = {}) {
+  using R = real_type_t<T>;
+  detail::check_tall(a, "svd");
+  const index_t m = a.rows, n = a.cols, count = a.count;
+  const bool want_u = u.data != nullptr, want_v = v.data != nullptr;
+  if (want_u) {
+    detail::check_batch(u, "svd", "u");
+    detail::detail_require(u.rows == m && u.cols == n && u.count == count,
+                           "emgpu::batched::svd: u must be m x n per matrix, same count");
+    detail::detail_require(static_cast<void*>(u.data) != static_cast<void*>(a.data),
+                           "emgpu::batched::svd: u must not alias a");
+  }
+  if (want_v) {
+    detail::check_batch(v, "svd", "v");
+    detail::detail_require(v.rows == n && v.cols == n && v.count == count,
+                           "emgpu::batched::svd: v must be n x n per matrix, same count");
+  }
+  detail::detail_require(opt.tol >= 0 && opt.max_sweeps >= 1,
+                         "emgpu::batched::svd: tol < 0 or max_sweeps < 1");
+  if (count == 0) return;
+  detail::check_ptr(info, true, "svd", "info");
+  detail::check_ptr(sigma, n > 0, "svd", "sigma");
+  const R tol = opt.tol > 0 ? R(opt.tol)
+                            : R(std::sqrt(double(m > 1 ? m : 1))) * std::numeric_limits<R>::epsilon();
+  int group = 1, team = 2;
+  detail::svd_shape(m, n, group, team);
+  using L = detail::strided_loc<T>;
+  const detail::svd_op<T, L, L, L> op{{a.data, a.stride}, m,      n,   a.ld,   sigma,
+                                      {u.data, u.stride}, u.ld,   want_u,
+                                      {v.data, v.stride}, v.ld,   want_v,
+                                      info,               tol,    opt.max_sweeps,
+                                      group,              team};
+  detail::launch(b, op, count, "emgpu::batched::svd");
+}
+
+/// @brief rank[k] = number of sigma[k*n + j] > tau * max_j sigma[k*n + j].
+/// The thresholded rank that selects characteristic basis functions (CBFM).
+/// @tparam R float or double.
+/// @throws invalid_argument for negative sizes, tau < 0, null pointers.
+template <class Backend, class R>
+  requires std::is_floating_point_v<R>
+void rank_above(const Backend& b, const R* sigma, index_t n, index_t count, R tau, index_t* rank) {
+  detail::detail_require(n >= 0 && count >= 0, "emgpu::batched::rank_above: negative size");
+  detail::detail_require(tau >= 0, "emgpu::batched::rank_above: tau < 0");
+  if (count == 0) return;
+  detail::check_ptr(sigma, n > 0, "rank_above", "sigma");
+  detail::check_ptr(rank, true, "rank_above", "rank");
+  for_each_index(b, count, detail::rank_op<R>{sigma, n, tau, rank});
+}
+
+}  // namespace emgpu::batched

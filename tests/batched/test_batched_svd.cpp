@@ -1,0 +1,204 @@
+// Batched one-sided Jacobi SVD against Eigen's JacobiSVD (double precision):
+// |sigma_i - sigma_ref_i| <= 10 n eps ||A||_2, ||A - U S V^H||_F / (||A||_F n eps)
+// <= 10, ||U^H U - I||_F / (n eps) <= 10, same for V, sigma descending; the
+// U/V-not-wanted paths, rank_above, backends agreeing, argument errors.
+// For m x n the bounds use max(m, n) = m (rotations act on columns of length m).
+#include "batched_util.hpp"
+
+using namespace emgpu;
+using namespace bt;
+using emgpu_test::backends;
+
+namespace {
+
+template <class T, class B>
+void check_svd(const B& b, index_t m, index_t n, index_t count, std::uint64_t seed) {
+  using R = real_t<T>;
+  INFO("type " << type_name<T>() << ", m = " << m << ", n = " << n << ", count = " << count);
+  std::mt19937_64 rng(seed);
+  std::vector<kind> kinds;
+  std::vector<index_t> zc;
+  const batch<T> a = make_batch<T>(m, n, count, rng, kinds, zc);
+  batch<T> u(m, n, count), v(n, n, count);
+
+  auto d_a = up(b, a.h);
+  auto d_u = up(b, u.h);
+  auto d_v = up(b, v.h);
+  auto d_s = make_vector<R>(b, n * count);
+  auto d_info = make_vector<int>(b, count);
+  batched::svd(b, a.view(d_a.data()), d_s.data(), u.view(d_u.data()), v.view(d_v.data()), d_info.data());
+  const std::vector<R> s = down(b, d_s);
+  const std::vector<T> hu = down(b, d_u), hv = down(b, d_v);
+  const std::vector<int> info = down(b, d_info);
+
+  for (index_t k = 0; k < count; ++k) {
+    INFO("matrix " << k << " (" << kind_name(kinds[std::size_t(k)]) << ")");
+    REQUIRE(info[std::size_t(k)] == 0);
+    const MatL<T> A = a.get(k), U = u.get(hu, k), V = v.get(hv, k);
+    MatD<T> Ad(m, n);
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = 0; i < m; ++i) {
+        if constexpr (cplx<T>) Ad(i, j) = std::complex<double>(double(A(i, j).real()), double(A(i, j).imag()));
+        else Ad(i, j) = double(A(i, j));
+      }
+    const Eigen::JacobiSVD<MatD<T>> ref(Ad);
+    const auto& sref = ref.singularValues();
+    const long double norm2 = sref.size() > 0 ? sref(0) : 0;
+    const index_t mx = m > n ? m : n;
+    long double dmax = 0;
+    MatL<T> S = MatL<T>::Zero(n, n);
+    for (index_t j = 0; j < n; ++j) {
+      const R sj = s[std::size_t(k * n + j)];
+      if (j > 0) CHECK(sj <= s[std::size_t(k * n + j - 1)]);
+      dmax = std::max(dmax, std::abs((long double)sj - (long double)sref(j)));
+      S(j, j) = sj;
+    }
+    const long double dsig = norm2 > 0 ? dmax / (norm2 * mx * eps<T>()) : dmax;
+    const long double nA = fro(A);
+    const long double rec = nA > 0 ? fro(A - U * S * V.adjoint()) / (nA * mx * eps<T>()) : fro(U * S);
+    const long double ou = fro(U.adjoint() * U - MatL<T>::Identity(n, n)) / (mx * eps<T>());
+    const long double ov = fro(V.adjoint() * V - MatL<T>::Identity(n, n)) / (mx * eps<T>());
+    INFO("sigma error " << double(dsig) << ", ||A - U S V^H|| " << double(rec) << ", ||U^H U - I|| "
+                        << double(ou) << ", ||V^H V - I|| " << double(ov));
+    CHECK(dsig <= 10);
+    CHECK(rec <= 10);
+    CHECK(ou <= 10);
+    CHECK(ov <= 10);
+    if (kinds[std::size_t(k)] == kind::singular) CHECK(s[std::size_t(k * n + n - 1)] == R(0));
+  }
+
+  // Without U and V: the same rotations, hence bitwise the same sigma.
+  {
+    auto d_a2 = up(b, a.h);
+    auto d_s2 = make_vector<R>(b, n * count);
+    auto d_i2 = make_vector<int>(b, count);
+    const strided_batch_view<T> none{};
+    batched::svd(b, a.view(d_a2.data()), d_s2.data(), none, none, d_i2.data());
+    CHECK(down(b, d_s2) == s);
+    auto d_a3 = up(b, a.h);
+    auto d_v3 = up(b, v.h);
+    batched::svd(b, a.view(d_a3.data()), d_s2.data(), none, v.view(d_v3.data()), d_i2.data());
+    CHECK(down(b, d_s2) == s);
+    CHECK(down(b, d_v3) == hv);
+  }
+
+  // Backends agree with the serial one (bitwise on the host; on CUDA the
+  // group-split dot products round differently: sigma within the SVD bound).
+  {
+    backend::serial sb;
+    std::vector<T> as = a.h;
+    std::vector<R> ss(static_cast<std::size_t>(n * count));
+    std::vector<int> is(static_cast<std::size_t>(count));
+    const strided_batch_view<T> none{};
+    batched::svd(sb, a.view(as.data()), ss.data(), none, none, is.data());
+#if defined(EMGPU_TEST_CUDA)
+    for (index_t k = 0; k < count; ++k)
+      for (index_t j = 0; j < n; ++j) {
+        const long double d = std::abs((long double)ss[std::size_t(k * n + j)] - s[std::size_t(k * n + j)]);
+        CHECK(d <= 10 * m * eps<T>() * (long double)ss[std::size_t(k * n)]);
+      }
+#else
+    CHECK(ss == s);
+#endif
+  }
+
+  // rank_above against a host count.
+  {
+    const R tau = R(1e-3);
+    auto d_rank = make_vector<index_t>(b, count);
+    batched::rank_above(b, static_cast<const R*>(d_s.data()), n, count, tau, d_rank.data());
+    const std::vector<index_t> rk = down(b, d_rank);
+    for (index_t k = 0; k < count; ++k) {
+      index_t want = 0;
+      for (index_t j = 0; j < n; ++j) want += s[std::size_t(k * n + j)] > tau * s[std::size_t(k * n)] ? 1 : 0;
+      CHECK(rk[std::size_t(k)] == want);
+    }
+  }
+}
+
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE("batched SVD: against Eigen JacobiSVD, U and V orthonormal",
+                        "[batched][svd]", backends) {
+  const TestType b{};
+  for (index_t n : sizes()) {
+    // Serial Jacobi at n >= 100 costs ~0.3 s a matrix: one per type on the CPU.
+    const index_t c = n >= 100 ? cpu_or_gpu(1, 6) : count_for(n);
+    check_svd<complex<double>>(b, n, n, c, 10 + n);
+    check_svd<double>(b, n, n, c, 20 + n);
+    check_svd<complex<float>>(b, n, n, c, 30 + n);
+    check_svd<float>(b, n, n, c, 40 + n);
+  }
+  for (auto [m, n] : std::vector<std::pair<index_t, index_t>>{{2, 1}, {5, 3}, {13, 8}, {40, 16}, {64, 31}, {100, 33}}) {
+    const index_t c = count_for(m);
+    check_svd<complex<double>>(b, m, n, c, 50 + m);
+    check_svd<float>(b, m, n, c, 60 + m);
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("batched SVD: small sizes for compute-sanitizer", "[batched][svd][sanitize]",
+                        backends) {
+  const TestType b{};
+  for (index_t n : small_sizes()) check_svd<complex<double>>(b, n, n, 3, 70 + n);
+  check_svd<float>(b, 9, 4, 3, 80);
+  check_svd<double>(b, 70, 20, 2, 81);
+  check_svd<complex<double>>(b, 24, 12, 3, 82);  // a full-warp tile (8 pairs x 4 lanes)
+}
+
+TEMPLATE_LIST_TEST_CASE("batched SVD: partly staged matrices (shared memory too small)",
+                        "[batched][svd][sanitize_big]", backends) {
+  // complex<double> 100 x 100 with V: A fits in shared memory, V only partly;
+  // 128 x 128: A partly. Exercises the global-memory columns on CUDA.
+  const TestType b{};
+  check_svd<complex<double>>(b, 100, 100, 1, 83);
+  check_svd<complex<double>>(b, 128, 128, 1, 84);
+}
+
+TEMPLATE_LIST_TEST_CASE("batched SVD: rank of a known rank-deficient batch", "[batched][svd]",
+                        backends) {
+  const TestType b{};
+  using T = complex<double>;
+  const index_t m = 12, n = 10, count = 4;
+  std::mt19937_64 rng(99);
+  batch<T> a(m, n, count);
+  for (index_t k = 0; k < count; ++k) {
+    const index_t r = k + 2;  // rank 2..5: product of m x r and r x n factors
+    a.set(k, random_d<T>(m, r, rng) * random_d<T>(r, n, rng));
+  }
+  auto d_a = up(b, a.h);
+  auto d_s = make_vector<double>(b, n * count);
+  auto d_info = make_vector<int>(b, count);
+  const strided_batch_view<T> none{};
+  batched::svd(b, a.view(d_a.data()), d_s.data(), none, none, d_info.data());
+  auto d_rank = make_vector<index_t>(b, count);
+  batched::rank_above(b, static_cast<const double*>(d_s.data()), n, count, 1e-10, d_rank.data());
+  const std::vector<index_t> rk = down(b, d_rank);
+  for (index_t k = 0; k < count; ++k) CHECK(rk[std::size_t(k)] == k + 2);
+}
+
+TEMPLATE_LIST_TEST_CASE("batched SVD: argument errors throw invalid_argument", "[batched][svd]",
+                        backends) {
+  const TestType b{};
+  using T = double;
+  auto d = make_vector<T>(b, 200);
+  auto s = make_vector<T>(b, 20);
+  auto info = make_vector<int>(b, 5);
+  const strided_batch_view<T> good{d.data(), 5, 4, 5, 20, 5}, none{};
+  REQUIRE_NOTHROW(batched::svd(b, good, s.data(), none, none, info.data()));
+  auto bad = good;
+  bad.rows = 3;  // m < n
+  REQUIRE_THROWS_AS(batched::svd(b, bad, s.data(), none, none, info.data()), emgpu::invalid_argument);
+  REQUIRE_THROWS_AS(batched::svd(b, good, static_cast<T*>(nullptr), none, none, info.data()),
+                    emgpu::invalid_argument);
+  REQUIRE_THROWS_AS(batched::svd(b, good, s.data(), none, none, static_cast<int*>(nullptr)),
+                    emgpu::invalid_argument);
+  REQUIRE_THROWS_AS(batched::svd(b, good, s.data(), good, none, info.data()), emgpu::invalid_argument);
+  const strided_batch_view<T> v_wrong{d.data() + 100, 5, 5, 5, 25, 4};  // wrong shape and count
+  REQUIRE_THROWS_AS(batched::svd(b, good, s.data(), none, v_wrong, info.data()), emgpu::invalid_argument);
+  batched::svd_options o;
+  o.max_sweeps = 0;
+  REQUIRE_THROWS_AS(batched::svd(b, good, s.data(), none, none, info.data(), o), emgpu::invalid_argument);
+  auto rk = make_vector<index_t>(b, 5);
+  REQUIRE_THROWS_AS(batched::rank_above(b, static_cast<const T*>(s.data()), index_t(4), index_t(5), -1.0, rk.data()),
+                    emgpu::invalid_argument);
+}
