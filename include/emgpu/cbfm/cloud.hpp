@@ -31,7 +31,7 @@ struct cloud_options {
 /// @throws invalid_argument for non-positive sizes, or when the cylinders do
 ///         not fit (fill too high for min_gap).
 inline std::vector<geometry::point2> cloud_centres(const cloud_options& o) {
-  detail::require(o.count >= 1 && std::isfinite(o.radius) && o.radius > 0 && o.cells >= 3 && o.min_gap >= 0 &&
+  emgpu::detail::require(o.count >= 1 && std::isfinite(o.radius) && o.radius > 0 && o.cells >= 3 && o.min_gap >= 0 &&
                       std::isfinite(o.fill) && o.fill > 0 && o.fill < 0.5,
                   "emgpu::cbfm::cloud_centres: need count >= 1, radius > 0, cells >= 3, min_gap >= 0, 0 < fill < 0.5");
   const double side = std::sqrt(double(o.count) * constants::pi * o.radius * o.radius / o.fill);
@@ -45,7 +45,7 @@ inline std::vector<geometry::point2> cloud_centres(const cloud_options& o) {
   std::uniform_real_distribution<double> u(o.radius, side - o.radius);
   const std::size_t max_tries = std::size_t(o.count) * 2000;
   for (std::size_t tries = 0; index_t(c.size()) < o.count; ++tries) {
-    detail::require(tries < max_tries, "emgpu::cbfm::cloud_centres: cannot place the cylinders (fill too high)");
+    emgpu::detail::require(tries < max_tries, "emgpu::cbfm::cloud_centres: cannot place the cylinders (fill too high)");
     const geometry::point2 p{u(rng), u(rng)};
     const index_t gx = std::min(g - 1, index_t(p.x / h)), gy = std::min(g - 1, index_t(p.y / h));
     bool ok = true;

@@ -55,7 +55,7 @@ struct bodies {
 /// @throws invalid_argument for an empty list; whatever the kernel throws.
 template <class Kernel>
 bodies discretize_bodies(std::span<const geometry::mesh> meshes, const Kernel& kernel) {
-  detail::require(!meshes.empty(), "emgpu::cbfm: need at least one body (mesh)");
+  emgpu::detail::require(!meshes.empty(), "emgpu::cbfm: need at least one body (mesh)");
   bodies out;
   auto& d = out.disc;
   out.cell_offset.push_back(0);
@@ -68,9 +68,9 @@ bodies discretize_bodies(std::span<const geometry::mesh> meshes, const Kernel& k
       d.coef = one.coef;
       d.analytic_self = one.analytic_self;
     }
-    detail::require(one.q == d.q && one.analytic_self == d.analytic_self,
+    emgpu::detail::require(one.q == d.q && one.analytic_self == d.analytic_self,
                     "emgpu::cbfm: every body must be discretised the same way");
-    detail::require(one.n == meshes[bi].size() * one.q,
+    emgpu::detail::require(one.n == meshes[bi].size() * one.q,
                     "emgpu::cbfm: the kernel must give q unknowns per cell, numbered by cell");
     d.x.insert(d.x.end(), one.x.begin(), one.x.end());
     d.y.insert(d.y.end(), one.y.begin(), one.y.end());
@@ -99,7 +99,7 @@ bodies discretize_bodies(std::span<const geometry::mesh> meshes, const Kernel& k
 /// @throws invalid_argument for count < 1 or more blocks than cells.
 inline void split_body(const bodies& g, index_t b, index_t count, partition& out) {
   const index_t nc = g.cells[std::size_t(b)], c0 = g.cell_offset[std::size_t(b)];
-  detail::require(count >= 1 && count <= nc, "emgpu::cbfm: a body needs 1 to (cells) blocks");
+  emgpu::detail::require(count >= 1 && count <= nc, "emgpu::cbfm: a body needs 1 to (cells) blocks");
   double total = 0;
   for (index_t c = 0; c < nc; ++c) total += g.cell_length[std::size_t(c0 + c)];
   index_t first = 0;
@@ -135,8 +135,8 @@ inline partition split_equal(const bodies& g, index_t blocks_per_body) {
 ///        to keep every block at or below `max_cells` cells (0: no limit).
 /// @throws invalid_argument for block_length <= 0 or max_cells < 0.
 inline partition split_by_length(const bodies& g, double block_length, index_t max_cells = 0) {
-  detail::require(max_cells >= 0, "emgpu::cbfm: max_cells must be >= 0");
-  detail::require(std::isfinite(block_length) && block_length > 0, "emgpu::cbfm: block length must be > 0");
+  emgpu::detail::require(max_cells >= 0, "emgpu::cbfm: max_cells must be >= 0");
+  emgpu::detail::require(std::isfinite(block_length) && block_length > 0, "emgpu::cbfm: block length must be > 0");
   partition p;
   for (index_t b = 0; b < g.count(); ++b) {
     double total = 0;
@@ -153,22 +153,22 @@ inline partition split_by_length(const bodies& g, double block_length, index_t m
 /// @brief Checks that `p` covers every cell of every body exactly once.
 /// @throws invalid_argument naming the first offending block or cell.
 inline void validate(const bodies& g, const partition& p) {
-  detail::require(!p.empty(), "emgpu::cbfm: empty partition");
+  emgpu::detail::require(!p.empty(), "emgpu::cbfm: empty partition");
   std::vector<int> hits(static_cast<std::size_t>(g.cell_offset.back()), 0);
   for (std::size_t i = 0; i < p.size(); ++i) {
     const block& bl = p[i];
     const std::string who = "emgpu::cbfm: block " + std::to_string(i);
-    detail::require(bl.body >= 0 && bl.body < g.count(), who + " names a body that does not exist");
+    emgpu::detail::require(bl.body >= 0 && bl.body < g.count(), who + " names a body that does not exist");
     const index_t nc = g.cells[std::size_t(bl.body)];
-    detail::require(bl.cells >= 1 && bl.cells <= nc && bl.first_cell >= 0 && bl.first_cell < nc,
+    emgpu::detail::require(bl.cells >= 1 && bl.cells <= nc && bl.first_cell >= 0 && bl.first_cell < nc,
                     who + " has a cell range outside its body");
-    detail::require(g.closed[std::size_t(bl.body)] || bl.first_cell + bl.cells <= nc,
+    emgpu::detail::require(g.closed[std::size_t(bl.body)] || bl.first_cell + bl.cells <= nc,
                     who + " wraps round an open contour");
     for (index_t c = 0; c < bl.cells; ++c)
       ++hits[std::size_t(g.cell_offset[std::size_t(bl.body)] + (bl.first_cell + c) % nc)];
   }
   for (std::size_t c = 0; c < hits.size(); ++c)
-    detail::require(hits[c] == 1, "emgpu::cbfm: partition covers cell " + std::to_string(c) + " " +
+    emgpu::detail::require(hits[c] == 1, "emgpu::cbfm: partition covers cell " + std::to_string(c) + " " +
                                       std::to_string(hits[c]) + " times (must be exactly once)");
 }
 

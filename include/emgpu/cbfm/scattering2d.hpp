@@ -148,19 +148,19 @@ class scattering2d<Backend, Kernel, cbfm::solver<Dense>, Scalar> {
 
  private:
   static const solver_type& check_options(const solver_type& s) {
-    detail::require(std::isfinite(s.tau) && s.tau >= 0 && s.tau < 1, "emgpu::cbfm: tau must be in [0, 1)");
-    detail::require(std::isfinite(s.overlap_wavelengths) && s.overlap_wavelengths >= 0,
+    emgpu::detail::require(std::isfinite(s.tau) && s.tau >= 0 && s.tau < 1, "emgpu::cbfm: tau must be in [0, 1)");
+    emgpu::detail::require(std::isfinite(s.overlap_wavelengths) && s.overlap_wavelengths >= 0,
                     "emgpu::cbfm: overlap_wavelengths must be finite and >= 0");
-    detail::require(std::isfinite(s.block_wavelengths) && s.block_wavelengths > 0,
+    emgpu::detail::require(std::isfinite(s.block_wavelengths) && s.block_wavelengths > 0,
                     "emgpu::cbfm: block_wavelengths must be finite and > 0");
-    detail::require(s.blocks_per_body >= 0 && s.max_block_unknowns >= 0 && s.plane_waves >= 0 && s.extra_plane_waves >= 0 &&
+    emgpu::detail::require(s.blocks_per_body >= 0 && s.max_block_unknowns >= 0 && s.plane_waves >= 0 && s.extra_plane_waves >= 0 &&
                         s.tile_unknowns >= 0,
                     "emgpu::cbfm: counts (blocks_per_body, plane_waves, extra_plane_waves, tile_unknowns) must be >= 0");
-    detail::require(s.plane_waves > 0 || s.extra_plane_waves > 0, "emgpu::cbfm: need at least one plane wave");
+    emgpu::detail::require(s.plane_waves > 0 || s.extra_plane_waves > 0, "emgpu::cbfm: need at least one plane wave");
     return s;
   }
   static double check_frequency(double f) {
-    detail::require(std::isfinite(f) && f > 0, "emgpu::scattering2d (cbfm): frequency must be finite and > 0");
+    emgpu::detail::require(std::isfinite(f) && f > 0, "emgpu::scattering2d (cbfm): frequency must be finite and > 0");
     return f;
   }
   static double seconds_since(std::chrono::steady_clock::time_point t0) {

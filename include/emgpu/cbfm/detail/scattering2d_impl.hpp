@@ -218,7 +218,7 @@ void scattering2d<Backend, Kernel, cbfm::solver<Dense>, Scalar>::make_cbfs(
     const auto rh = download(rk, cnt);
     for (index_t s = 0; s < cnt; ++s) {
       const index_t blk = order[g0 + std::size_t(s)];
-      detail::require(rh[std::size_t(s)] >= 1,
+      emgpu::detail::require(rh[std::size_t(s)] >= 1,
                       "emgpu::cbfm: block " + std::to_string(blk) + " has no response above tau (zero matrix?)");
       rank[std::size_t(blk)] = rh[std::size_t(s)];
       gb.blocks.push_back(blk);
@@ -272,7 +272,7 @@ void scattering2d<Backend, Kernel, cbfm::solver<Dense>, Scalar>::assemble_reduce
     near.push_back({nb.obs, block_of[std::size_t(nb.obs)], local_of[std::size_t(nb.obs)],
                     block_of[std::size_t(nb.col0)], local_of[std::size_t(nb.col0)], nb.begin, nb.end});
   for (const auto& nb : near)  // a source cell must not straddle two blocks
-    detail::require(nb.col + d.q <= bs, "emgpu::cbfm: internal error: a cell straddles blocks");
+    emgpu::detail::require(nb.col + d.q <= bs, "emgpu::cbfm: internal error: a cell straddles blocks");
   std::stable_sort(near.begin(), near.end(), [](const auto& a, const auto& b) { return a.bi < b.bi; });
   std::vector<index_t> near_start(static_cast<std::size_t>(m) + 1, 0);
   for (const auto& nb : near) ++near_start[std::size_t(nb.bi) + 1];
@@ -332,9 +332,9 @@ void scattering2d<Backend, Kernel, cbfm::solver<Dense>, Scalar>::assemble_reduce
 template <class Backend, class Kernel, class Dense, class Scalar>
 scattering2d_result scattering2d<Backend, Kernel, cbfm::solver<Dense>, Scalar>::solve(
     std::span<const double> incidence, std::span<const double> observation) {
-  for (double a : incidence) detail::require(std::isfinite(a), "emgpu::scattering2d (cbfm)::solve: non-finite incidence angle");
+  for (double a : incidence) emgpu::detail::require(std::isfinite(a), "emgpu::scattering2d (cbfm)::solve: non-finite incidence angle");
   for (double a : observation)
-    detail::require(std::isfinite(a), "emgpu::scattering2d (cbfm)::solve: non-finite observation angle");
+    emgpu::detail::require(std::isfinite(a), "emgpu::scattering2d (cbfm)::solve: non-finite observation angle");
   factor();
   const index_t n = bodies_.disc.n, m = index_t(part_.size()), nr = index_t(incidence.size());
   const index_t bs = n_max_, km = k_max_, kr = reduced_, np = m * bs, kp = m * km;
@@ -364,9 +364,9 @@ scattering2d_result scattering2d<Backend, Kernel, cbfm::solver<Dense>, Scalar>::
 template <class Backend, class Kernel, class Dense, class Scalar>
 scattering2d_result scattering2d<Backend, Kernel, cbfm::solver<Dense>, Scalar>::solve_direct(
     std::span<const double> incidence, std::span<const double> observation) {
-  for (double a : incidence) detail::require(std::isfinite(a), "emgpu::scattering2d (cbfm)::solve_direct: non-finite incidence angle");
+  for (double a : incidence) emgpu::detail::require(std::isfinite(a), "emgpu::scattering2d (cbfm)::solve_direct: non-finite incidence angle");
   for (double a : observation)
-    detail::require(std::isfinite(a), "emgpu::scattering2d (cbfm)::solve_direct: non-finite observation angle");
+    emgpu::detail::require(std::isfinite(a), "emgpu::scattering2d (cbfm)::solve_direct: non-finite observation angle");
   const index_t n = bodies_.disc.n, nr = index_t(incidence.size());
   auto z = make_vector<Scalar>(b_, n * n);
   const matrix_view<Scalar> zv{z.data(), n, n, n};
