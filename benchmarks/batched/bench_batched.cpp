@@ -20,7 +20,8 @@
 #include <vector>
 
 #include <Eigen/Dense>
-#include <emgpu/emgpu.hpp>
+#include <emgpu/core.hpp>
+#include <emgpu/batched.hpp>
 
 #include "common/bench.hpp"
 

@@ -19,7 +19,8 @@
 #include <cstdio>
 #include <vector>
 
-#include <emgpu/emgpu.hpp>
+#include <emgpu/core.hpp>
+#include <emgpu/cbfm.hpp>
 
 #include "common/bench.hpp"
 

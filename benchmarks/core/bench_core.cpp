@@ -5,7 +5,8 @@
 #include <vector>
 
 #include <Eigen/Dense>
-#include <emgpu/emgpu.hpp>
+#include <emgpu/core.hpp>
+#include <emgpu/backend.hpp>
 
 #include "common/bench.hpp"
 

@@ -16,7 +16,8 @@
 #include <vector>
 
 #include <Eigen/Dense>
-#include <emgpu/emgpu.hpp>
+#include <emgpu/core.hpp>
+#include <emgpu/dense.hpp>
 
 #include "common/bench.hpp"
 

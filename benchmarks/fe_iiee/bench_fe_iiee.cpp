@@ -12,7 +12,8 @@
 #include <vector>
 
 #include <common/bench.hpp>
-#include <emgpu/emgpu.hpp>
+#include <emgpu/core.hpp>
+#include <emgpu/fe_iiee.hpp>
 
 namespace fe = emgpu::fe_iiee;
 using emgpu::index_t;

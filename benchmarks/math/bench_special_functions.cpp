@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
-#include <emgpu/emgpu.hpp>
+#include <emgpu/core.hpp>
+#include <emgpu/backend.hpp>
+#include <emgpu/math.hpp>
 
 #include "common/bench.hpp"
 

@@ -11,7 +11,8 @@
 #include <vector>
 
 #include <Eigen/Dense>
-#include <emgpu/emgpu.hpp>
+#include <emgpu/core.hpp>
+#include <emgpu/scattering2d.hpp>
 
 #include "common/bench.hpp"
 

@@ -5,7 +5,8 @@
 //
 //   bench_tlm [--quick] [--out FILE.json] [--n N] [--steps S]
 //   bench_tlm_cuda [--quick] [--out FILE.json] [--n N] [--steps S]
-#include <emgpu/emgpu.hpp>
+#include <emgpu/core.hpp>
+#include <emgpu/tlm.hpp>
 
 #include "common/bench.hpp"
 

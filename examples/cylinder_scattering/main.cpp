@@ -24,7 +24,8 @@
 #include <string>
 #include <vector>
 
-#include <emgpu/emgpu.hpp>
+#include <emgpu/core.hpp>
+#include <emgpu/scattering2d.hpp>
 
 namespace geo = emgpu::geometry;
 using emgpu::constants::pi;

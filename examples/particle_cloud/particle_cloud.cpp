@@ -15,7 +15,8 @@
 #include <fstream>
 #include <string>
 
-#include <emgpu/emgpu.hpp>
+#include <emgpu/core.hpp>
+#include <emgpu/cbfm.hpp>
 
 #if defined(EMGPU_TEST_CUDA)
 using backend = emgpu::backend::cuda;

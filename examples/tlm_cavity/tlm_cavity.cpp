@@ -10,7 +10,8 @@
 #include <fstream>
 #include <string>
 
-#include <emgpu/emgpu.hpp>
+#include <emgpu/core.hpp>
+#include <emgpu/tlm.hpp>
 
 using namespace emgpu;
 

@@ -14,7 +14,8 @@
 #include <cstdlib>
 #include <string>
 
-#include <emgpu/emgpu.hpp>
+#include <emgpu/core.hpp>
+#include <emgpu/tlm.hpp>
 
 using namespace emgpu;
 

@@ -15,6 +15,7 @@
 #include <Eigen/Dense>
 
 #include "common/backends.hpp"
+#include <emgpu/batched.hpp>
 
 namespace bt {
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/backends.hpp"
+#include <emgpu/cbfm.hpp>
 
 namespace {
 

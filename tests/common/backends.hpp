@@ -8,7 +8,8 @@
 #include <tuple>
 #include <vector>
 
-#include <emgpu/emgpu.hpp>
+#include <emgpu/core.hpp>
+#include <emgpu/backend.hpp>
 
 #include "catch.hpp"
 

@@ -24,6 +24,7 @@
 #include <Eigen/Dense>
 
 #include "common/backends.hpp"
+#include <emgpu/dense.hpp>
 
 using namespace emgpu;
 using emgpu_test::backends;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/backends.hpp"
+#include <emgpu/fe_iiee.hpp>
 #include "quadrature.hpp"
 
 namespace fe = emgpu::fe_iiee;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/backends.hpp"
+#include <emgpu/math.hpp>
 
 #if defined(__CUDACC__)
 // The host-side reference parsing uses long double, which nvcc flags for device

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/backends.hpp"
+#include <emgpu/math.hpp>
 
 #if defined(__CUDACC__)
 // The host-side references use long double, which nvcc flags for device code;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/backends.hpp"
+#include <emgpu/tlm.hpp>
 
 using namespace emgpu;
 using emgpu_test::backends;

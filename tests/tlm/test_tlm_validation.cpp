@@ -4,6 +4,7 @@
 // wavelength). Runs on the fastest backend of the build (OpenMP on the CPU,
 // CUDA under nvcc); test_tlm_node checks that all backends agree.
 #include "common/backends.hpp"
+#include <emgpu/tlm.hpp>
 
 using namespace emgpu;
 using tlm::component;
