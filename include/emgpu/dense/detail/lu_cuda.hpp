@@ -620,6 +620,9 @@ inline void cuda_factor(const backend::cuda& b, matrix_view<T> av, index_t* ipiv
 
   const bool use_side = lookahead && nk > 1;
   cusolverDnHandle_t hsol = cusolver_handle(b.device, use_side ? 1 : 0);
+  // The handle may still name the side stream of an earlier call, destroyed
+  // since: rebind it before anything (even the size query) can touch it.
+  EMGPU_CUSOLVER_CHECK(cusolverDnSetStream(hsol, main));
 
   // The workspace may depend on the panel's height: take the largest over
   // all panels (a host-side query, no device work).
