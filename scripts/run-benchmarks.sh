@@ -5,7 +5,8 @@
 # configuration the OpenMP-vs-serial targets are stated for.
 #
 #   scripts/run-benchmarks.sh [build-dir] [out-dir]
-# Env: WHICH="gpu cpu" (default both), QUICK=1 for reduced sizes, EACH_TIMEOUT (s).
+# Env: WHICH="gpu cpu" (default both), QUICK=1 for reduced sizes, EACH_TIMEOUT (s),
+#      ONLY=regex of benchmark names to run (e.g. 'lu|tlm').
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build-gpu}
@@ -14,8 +15,10 @@ WHICH=${WHICH:-gpu cpu}
 T=${EACH_TIMEOUT:-240}
 mkdir -p "$O"
 PIN=()
+ONLY=${ONLY:-.}
+run() { if [[ $1 =~ $ONLY ]]; then run_one "$@"; fi; }
 q=(); [ "${QUICK:-0}" = 1 ] && q=(--quick)
-run() {  # name, executable, args...
+run_one() {  # name, executable, args...
   local name=$1 exe=$2; shift 2
   [ -x "$exe" ] || { echo "skip $name ($exe not built)"; return; }
   echo "== $name: $exe $*"
