@@ -68,13 +68,23 @@ std::vector<T> random_batch(index_t n, index_t count) {
     if (st_ != CUSOLVER_STATUS_SUCCESS) throw device_error(#call " failed", int(st_));     \
   } while (0)
 
-/// Times f() after reset() (untimed) each repetition, with CUDA events.
+/// Times f() after reset() (untimed) each repetition, with CUDA events. The
+/// warm-up is synchronised and checked on its own, so that an asynchronous
+/// fault is reported with the name of the call that caused it (and the
+/// progress line on stderr says how far the run got).
 template <class Reset, class F>
-emgpu_bench::stats time_reset(cudaStream_t s, Reset&& reset, F&& f, int warmup, int reps) {
+emgpu_bench::stats time_reset(const char* what, index_t n, cudaStream_t s, Reset&& reset, F&& f,
+                              int warmup, int reps) {
+  std::fprintf(stderr, "[bench_batched] n = %lld: %s\n", static_cast<long long>(n), what);
   for (int i = 0; i < warmup; ++i) {
     reset();
     f();
   }
+  const cudaError_t e = cudaStreamSynchronize(s);
+  if (e != cudaSuccess)
+    throw device_error(std::string("bench_batched: ") + what + " (n = " + std::to_string(n) +
+                           ") failed: " + cudaGetErrorString(e),
+                       int(e));
   cudaEvent_t a, b;
   EMGPU_CUDA_CHECK(cudaEventCreate(&a));
   EMGPU_CUDA_CHECK(cudaEventCreate(&b));
@@ -100,6 +110,9 @@ void run_gpu(emgpu_bench::report& r, const std::vector<index_t>& sizes) {
   cusolverDnHandle_t cs;
   BENCH_CUBLAS(cublasCreate(&cb));
   BENCH_CUSOLVER(cusolverDnCreate(&cs));
+  // Vendor calls on the stream the events and the resets use.
+  BENCH_CUBLAS(cublasSetStream(cb, b.stream));
+  BENCH_CUSOLVER(cusolverDnSetStream(cs, b.stream));
   const double copy_bw = emgpu_bench::copy_bandwidth();
   std::printf("device-to-device copy bandwidth: %.1f GB/s\n", copy_bw / 1e9);
   const int reps = r.quick() ? 3 : 5;
@@ -136,8 +149,8 @@ void run_gpu(emgpu_bench::report& r, const std::vector<index_t>& sizes) {
     auto d_info = make_vector<int>(b, count);
 
     // ---- LU
-    const auto t_lu = time_reset(b.stream, reset, [&] { batched::lu_factor(b, av, d_piv.data(), d_info.data()); }, 1, reps);
-    const auto t_vlu = time_reset(b.stream, reset, [&] {
+    const auto t_lu = time_reset("emgpu lu_factor", n, b.stream, reset, [&] { batched::lu_factor(b, av, d_piv.data(), d_info.data()); }, 1, reps);
+    const auto t_vlu = time_reset("cublasZgetrfBatched", n, b.stream, reset, [&] {
       BENCH_CUBLAS(cublasZgetrfBatched(cb, int(n), reinterpret_cast<cuDoubleComplex* const*>(d_ptrs.data()),
                                        int(n), d_ipiv32.data(), d_info.data(), int(count)));
     }, 1, reps);
@@ -149,8 +162,8 @@ void run_gpu(emgpu_bench::report& r, const std::vector<index_t>& sizes) {
            .metrics = bw_metrics(t_vlu)});
 
     // ---- QR
-    const auto t_qr = time_reset(b.stream, reset, [&] { batched::qr_factor(b, av); }, 1, reps);
-    const auto t_vqr = time_reset(b.stream, reset, [&] {
+    const auto t_qr = time_reset("emgpu qr_factor", n, b.stream, reset, [&] { batched::qr_factor(b, av); }, 1, reps);
+    const auto t_vqr = time_reset("cublasZgeqrfBatched", n, b.stream, reset, [&] {
       int hinfo = 0;
       BENCH_CUBLAS(cublasZgeqrfBatched(cb, int(n), int(n), reinterpret_cast<cuDoubleComplex* const*>(d_ptrs.data()),
                                        int(n), reinterpret_cast<cuDoubleComplex* const*>(d_tptrs.data()), &hinfo,
@@ -168,10 +181,10 @@ void run_gpu(emgpu_bench::report& r, const std::vector<index_t>& sizes) {
     auto d_v = make_vector<T>(b, n * n * count);
     const strided_batch_view<T> uv{d_u.data(), n, n, n, n * n, count}, vv{d_v.data(), n, n, n, n * n, count};
     const int sreps = n >= 64 ? 2 : reps;
-    const auto t_svd = time_reset(b.stream, reset, [&] {
+    const auto t_svd = time_reset("emgpu svd(U,S,V)", n, b.stream, reset, [&] {
       batched::svd(b, av, d_s.data(), uv, vv, d_info.data());
     }, 1, sreps);
-    const auto t_sv = time_reset(b.stream, reset, [&] {
+    const auto t_sv = time_reset("emgpu svd(S)", n, b.stream, reset, [&] {
       batched::svd(b, av, d_s.data(), strided_batch_view<T>{}, strided_batch_view<T>{}, d_info.data());
     }, 1, sreps);
     const std::vector<int> inf = to_host(b, d_info);
@@ -187,7 +200,7 @@ void run_gpu(emgpu_bench::report& r, const std::vector<index_t>& sizes) {
           d_s.data(), reinterpret_cast<cuDoubleComplex*>(d_u.data()), int(n),
           reinterpret_cast<cuDoubleComplex*>(d_v.data()), int(n), &lwork, par, int(count)));
       auto d_work = make_vector<T>(b, lwork);
-      const auto t_vsvd = time_reset(b.stream, reset, [&] {
+      const auto t_vsvd = time_reset("cusolverDnZgesvdjBatched", n, b.stream, reset, [&] {
         BENCH_CUSOLVER(cusolverDnZgesvdjBatched(
             cs, CUSOLVER_EIG_MODE_VECTOR, int(n), int(n), reinterpret_cast<cuDoubleComplex*>(d_a.data()), int(n),
             d_s.data(), reinterpret_cast<cuDoubleComplex*>(d_u.data()), int(n),

@@ -167,7 +167,7 @@ inline int qr_team_size(index_t m, index_t n) {
 }
 
 template <class T>
-inline std::size_t qr_cache_bytes(index_t n) {
+EMGPU_HD inline std::size_t qr_cache_bytes(index_t n) {
   return align16(std::size_t(n > 0 ? n : 1) * sizeof(givens<T>));
 }
 
