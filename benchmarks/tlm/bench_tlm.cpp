@@ -97,8 +97,10 @@ int main(int argc, char** argv) {
   const double to = run_case<float>(r, backend::openmp{}, "openmp", n, false, steps, quick ? 2 : 5, 0);
   r.add({.name = "openmp_over_serial", .backend = "openmp", .params = {{"n", double(n)}, {"threads", double(backend::openmp{}.threads())}},
          .t = {}, .metrics = {{"speedup", to / ts}}});
-  run_case<double>(r, backend::serial{}, "serial", n, false, steps, quick ? 2 : 5, 0);
-  run_case<double>(r, backend::openmp{}, "openmp", n, false, steps, quick ? 2 : 5, 0);
+  const double ds = run_case<double>(r, backend::serial{}, "serial", n, false, steps, quick ? 2 : 5, 0);
+  const double dp = run_case<double>(r, backend::openmp{}, "openmp", n, false, steps, quick ? 2 : 5, 0);
+  r.add({.name = "openmp_over_serial_double", .backend = "openmp", .params = {{"n", double(n)}, {"threads", double(backend::openmp{}.threads())}},
+         .t = {}, .metrics = {{"speedup", dp / ds}}});
   run_case<float>(r, backend::openmp{}, "openmp", n, true, steps, quick ? 2 : 5, 0);
 #endif
   r.write();

@@ -33,7 +33,7 @@ inline const char* component_name(component c) {
 /// Only additions and halvings: no product can be contracted into an FMA, so
 /// host and device compilers give bit-identical results.
 template <class Real>
-EMGPU_HD inline void scatter(const Real* v, Real* r) {
+EMGPU_HD EMGPU_FORCEINLINE void scatter(const Real* v, Real* r) {
   const Real h = Real(0.5);
   // V and Z0*I of the node (physics-conventions: Vx, Vy, Vz, Ix, Iy, Iz).
   const Real vx = h * (v[0] + v[1] + v[8] + v[11]);

@@ -86,7 +86,7 @@ EMGPU_HD inline void update_node(const lattice<Real>& L, index_t c, index_t i, i
 // exact, so the results are those of update_node bit for bit). The interior
 // of the row then has no branches and the compiler can vectorise it.
 template <class Real>
-inline void update_row_open(const lattice<Real>& L, index_t j, index_t k) {
+EMGPU_FORCEINLINE void update_row_open(const lattice<Real>& L, index_t j, index_t k) {
   const index_t n = L.ps, nx = L.nx, sy = L.nx, sz = L.nx * L.ny, c0 = nx * (j + L.ny * k);
   update_node<false>(L, c0, 0, j, k);
   if (nx > 1) update_node<false>(L, c0 + nx - 1, nx - 1, j, k);
@@ -135,7 +135,7 @@ inline void update_row_open(const lattice<Real>& L, index_t j, index_t k) {
 
 /// One row of nodes (fixed j, k): the unit of work of the host backends.
 template <bool Walls, class Real>
-inline void update_row(const lattice<Real>& L, index_t j, index_t k) {
+EMGPU_FORCEINLINE void update_row(const lattice<Real>& L, index_t j, index_t k) {
   if constexpr (!Walls) {
     update_row_open(L, j, k);
   } else {
