@@ -4,8 +4,7 @@
 // for 1 and 360 right-hand sides (a monostatic sweep), 8 n^2 nrhs flops.
 //
 //   bench_lu [--quick] [--max-n N] [--min-n N] [--nb B] [--no-lookahead 1] [--out FILE.json]
-// --nb sets crout_lu::block_size, --panel-blocks crout_lu::panel_blocks (0 =
-// automatic), for tuning runs.
+// --nb sets crout_lu::block_size (0 = automatic), for tuning runs.
 // CPU default n = 256..2048; GPU default n = 1024..32768 (--max-n limits it).
 // Each GPU run also reports the backward error ||A x - b|| / (||A||_F ||x|| eps)
 // of one solve, so a fast but wrong factorisation cannot go unnoticed.
@@ -178,8 +177,7 @@ int main(int argc, char** argv) {
   const index_t max_n = index_t(r.option("--max-n", r.quick() ? 4096.0 : 32768.0));
   const index_t min_n = index_t(r.option("--min-n", 1024.0));
   const backend::cuda b{};
-  const dn::crout_lu opts{index_t(r.option("--nb", 0.0)), r.option("--no-lookahead", 0.0) == 0.0,
-                          index_t(r.option("--panel-blocks", 0.0))};
+  const dn::crout_lu opts{index_t(r.option("--nb", 0.0)), r.option("--no-lookahead", 0.0) == 0.0};
   cusolverDnHandle_t sh = nullptr;
   check_cusolver(cusolverDnCreate(&sh), "cusolverDnCreate");
   check_cusolver(cusolverDnSetStream(sh, b.stream), "cusolverDnSetStream");
@@ -218,8 +216,7 @@ int main(int argc, char** argv) {
                         (norm2(b, a0.data(), n * n) * norm2(b, x.data(), n) * 1.1102230246251565e-16);
     r.add({.name = "emgpu::crout_lu", .backend = "cuda",
            .params = {{"n", double(n)}, {"nb", double(dn::detail::cuda_block_size(n, opts.block_size))},
-                      {"lookahead", opts.lookahead ? 1.0 : 0.0},
-                      {"panel_blocks", double(opts.panel_blocks)}}, .t = t,
+                      {"lookahead", opts.lookahead ? 1.0 : 0.0}}, .t = t,
            .metrics = {{"TFLOP/s", lu_flops(double(n)) / t.median_s / 1e12},
                        {"backward_error_over_eps", berr}}});
     double ts_ours[2] = {0, 0};
@@ -272,7 +269,7 @@ int main(int argc, char** argv) {
     {
       // Mixed precision: complex<float> factorisation of a copy, refinement in double.
       reset();
-      const dn::mixed_lu mopts{opts.block_size, opts.lookahead, 30, opts.panel_blocks};
+      const dn::mixed_lu mopts{opts.block_size, opts.lookahead, 30};
       auto tm = time_device(b.stream, warm, reps, [] {}, [&] {
         dn::mixed_lu::factorization<backend::cuda, complexd> m(b, av, mopts);
       });

@@ -14,11 +14,15 @@
 /// 1, ... to the rows of A gives P A.
 ///
 /// Pivot type: emgpu::index_t (64-bit). The pivots are our own format (our
-/// kernels apply them; cuSOLVER's 32-bit one-based ipiv is never needed), and
-/// 64 bits keep one index type across the library at a cost of 8 n bytes.
+/// kernels apply them; the CUDA path converts cuSOLVER's 32-bit one-based,
+/// panel-local pivots on the device), and 64 bits keep one index type across
+/// the library at a cost of 8 n bytes.
 ///
-/// Pivot choice: the entry of largest |Re| + |Im| (LAPACK's cabs1), ties to
-/// the smaller row; a NaN is chosen first so that it is reported.
+/// Pivot choice: the entry of largest |Re| + |Im| (LAPACK's cabs1); on the
+/// host ties go to the smaller row and a NaN is chosen first so that it is
+/// reported. On CUDA the panels are cuSOLVER's getrf (same magnitude, its own
+/// tie rule); non-finite columns are found by a scan of each factored panel,
+/// which reports the same column.
 #pragma once
 
 #include <cmath>
@@ -48,24 +52,23 @@ inline constexpr bool is_dense_scalar_v =
     std::is_same_v<T, float>;
 
 /// @brief Solver policy: LU with partial row pivoting (P A = L U), blocked
-///        right-looking with a recursive (serial/OpenMP) or cooperative-kernel
+///        right-looking with a recursive (serial/OpenMP) or cuSOLVER getrf
 ///        (CUDA) panel and a GEMM trailing update.
 ///
 /// Use it on its own through `crout_lu::factorization`, or hand it to a
 /// composer as its Solver parameter (it satisfies emgpu::dense::dense_solver).
 struct crout_lu {
   /// Columns per outer block (panel width). 0 picks a size from n and the
-  /// backend: about n/8 clamped to [16, 128] on the host, 64..256 on CUDA.
-  /// On CUDA it is clamped to 512.
+  /// backend: about n/8 clamped to [16, 128] on the host; on CUDA 128 up to
+  /// n = 2048, 256 up to 8192, 512 beyond. On CUDA it is clamped to 512.
   index_t block_size = 0;
   /// Overlap the factorisation of panel k+1 with the trailing update of
   /// panel k (OpenMP: one thread factors while the team updates; CUDA: a
   /// second, high-priority stream). Off gives the plain blocked order.
   bool lookahead = true;
-  /// CUDA only: most thread blocks of the cooperative panel kernel (0 = half
-  /// the SMs). Fewer blocks make its per-column grid barrier cheaper and leave
-  /// more SMs to the concurrent trailing GEMM; more blocks stream tall panels
-  /// faster. A tuning knob; results do not depend on it.
+  /// Unused since the CUDA panel became cuSOLVER's getrf (it sized the grid
+  /// of the former cooperative panel kernel); kept so that existing
+  /// aggregate initialisers still compile. Must be >= 0.
   index_t panel_blocks = 0;
 
   /// @brief An LU factorisation held in place in the caller's matrix.
@@ -178,7 +181,7 @@ inline real_type_t<T> norm1(const backend::serial&, matrix_view<const T> a) {
 
 template <class T>
 inline void factor(const backend::cuda& b, matrix_view<T> a, index_t* ipiv, const crout_lu& o) {
-  cuda_factor(b, a, ipiv, o.block_size, o.lookahead, o.panel_blocks);
+  cuda_factor(b, a, ipiv, o.block_size, o.lookahead);
 }
 template <class T>
 inline device_vector<index_t> solve_permutation(const backend::cuda& b, const index_t* ipiv,

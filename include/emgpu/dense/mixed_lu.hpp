@@ -131,7 +131,7 @@ struct mixed_lu {
   index_t block_size = 0;  ///< as crout_lu::block_size
   bool lookahead = true;   ///< as crout_lu::lookahead
   int max_iterations = 30; ///< refinement steps before falling back
-  index_t panel_blocks = 0; ///< as crout_lu::panel_blocks
+  index_t panel_blocks = 0; ///< as crout_lu::panel_blocks (unused)
 
   /// @brief Factorisation object, same use as crout_lu::factorization.
   /// @tparam Backend emgpu backend tag. @tparam T complex<double> or double

@@ -1,11 +1,18 @@
 /// @file
-/// @brief CUDA LU: blocked right-looking factorisation with the panel on the
-///        device (a cooperative kernel with grid-wide barriers per column, the
-///        "global barrier" of the original GPU Crout scheme), row exchanges by
-///        gather kernels, the trailing update by cuBLAS GEMM (FP64 tensor cores
-///        for ZGEMM on Hopper) and look-ahead on a second stream; triangular
-///        solves, inversion and the condition estimate's helpers.
-/// Compiled only by nvcc; every CUDA/cuBLAS status becomes emgpu::device_error.
+/// @brief CUDA LU: blocked right-looking factorisation. Each tall panel
+///        (rows [c, n), nb columns) is factored in place by cuSOLVER's getrf
+///        on that sub-matrix (its pivots, local to the panel, become ours),
+///        row exchanges reach the other columns through gather kernels, the
+///        trailing update is cuBLAS GEMM (FP64 tensor cores for ZGEMM on
+///        Hopper) and panel k+1 is factored on a second stream while the
+///        update of step k runs (look-ahead); triangular solves, inversion and
+///        the condition estimate's helpers.
+/// The first version factored the panel with a cooperative kernel, one grid
+/// barrier per column (the "global barrier" of the original GPU Crout
+/// scheme): n barriers in sequence capped it at about a third of cuSOLVER's
+/// speed on an H200, hence the library panel.
+/// Compiled only by nvcc; every CUDA/cuBLAS/cuSOLVER status becomes
+/// emgpu::device_error.
 #pragma once
 
 #include "../../core/config.hpp"
@@ -18,9 +25,9 @@
 #include <type_traits>
 #include <utility>
 
-#include <cooperative_groups.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <cusolverDn.h>
 
 #include "../../backend/algorithms.hpp"
 #include "../../backend/cuda.hpp"
@@ -192,192 +199,60 @@ class lookahead_streams {
 
 // ---- device helpers -------------------------------------------------------
 
-/// Load that bypasses L1: data written by other blocks of the same grid
-/// before a grid barrier.
-template <class T>
-__device__ inline T load_cg(const T* p) {
-  if constexpr (std::is_same_v<T, complexd>) {
-    const double2 v = __ldcg(reinterpret_cast<const double2*>(p));
-    return T(v.x, v.y);
-  } else if constexpr (std::is_same_v<T, complexf>) {
-    const float2 v = __ldcg(reinterpret_cast<const float2*>(p));
-    return T(v.x, v.y);
-  } else if constexpr (std::is_integral_v<T>) {
-    static_assert(sizeof(T) == sizeof(long long));
-    return T(__ldcg(reinterpret_cast<const long long*>(p)));
-  } else {
-    return __ldcg(p);
-  }
-}
-
-template <class R>
-__device__ inline void warp_argmax(R& best, index_t& bi) {
-  for (int off = 16; off > 0; off /= 2) {
-    const R ov = __shfl_down_sync(0xffffffffu, best, off);
-    const index_t oi = __shfl_down_sync(0xffffffffu, bi, off);
-    if (pivot_better(ov, oi, best, bi)) {
-      best = ov;
-      bi = oi;
-    }
-  }
-}
-
-inline constexpr int leaf_threads = 256;
-inline constexpr index_t leaf_max_width = 32;
+/// Widest panel the pivot kernels handle (their shared-memory tables).
 inline constexpr index_t cuda_max_block = 512;
+inline constexpr int scan_threads = 256;
 
+/// bad[jj] = 1 when panel column c + jj, rows [c + jj, n) after the panel's
+/// factorisation (the pivot and the multipliers of L), holds a non-finite
+/// value, else 0. One block per column, coalesced. Why this finds the same
+/// column as a pivot search that rejects non-finite pivots: a non-finite
+/// entry in the active part of column j at its elimination step is either
+/// chosen as the pivot (Inf beats every finite magnitude) or survives the
+/// scaling by a finite pivot (NaN / p, Inf / p), and a non-finite pivot
+/// makes itself visible on the diagonal; columns before j are all finite
+/// when j is the first such column, so nothing earlier is flagged.
 template <class T>
-struct leaf_params {
-  T* a;
-  index_t ld;
-  index_t n;
-  index_t c;               // leaf columns [c, c+w), rows [c, n)
-  index_t w;
-  index_t pc0;             // row exchanges span the outer panel [pc0, pc0+pw)
-  index_t pw;
-  index_t rows_per_block;  // block b owns rows [c + b rpb, c + (b+1) rpb)
-  index_t* ipiv;
-  index_t* info;           // -1, or the first failing column
-  real_type_t<T>* cand_val;  // [2][grid]   per-block pivot candidates
-  index_t* cand_idx;         // [2][grid]
-  T* cand_row;               // [2][grid][pw] the candidate rows themselves
-  T* rowj;                   // [2][pw]       row j before the exchange
-};
-
-/// Unblocked LU of a leaf (<= 32 columns) of an m x pw panel, one cooperative
-/// grid. Each block owns a fixed slab of rows, so only its own threads ever
-/// write them; the rows that move (pivot row p and row j) travel through the
-/// candidate buffers. One grid barrier per column: after every block has
-/// published its best candidate *and that candidate's whole row*, each block
-/// picks the winner redundantly and needs nothing else from other blocks.
-/// The buffers alternate between even and odd columns: a block can only reach
-/// column j+2's writes after every block has passed column j+1's barrier,
-/// i.e. finished reading column j's buffers.
-template <class T>
-__global__ void __launch_bounds__(leaf_threads) leaf_panel_kernel(leaf_params<T> p) {
-  namespace cg = cooperative_groups;
-  using R = real_type_t<T>;
-  cg::grid_group grid = cg::this_grid();
-  __shared__ R s_val[leaf_threads / 32];
-  __shared__ index_t s_idx[leaf_threads / 32];
-  __shared__ index_t s_p, s_bb;
-  __shared__ R s_best;
-  __shared__ alignas(T) unsigned char s_u_raw[sizeof(T) * leaf_max_width];
-  T* s_u = reinterpret_cast<T*>(s_u_raw);
-
-  if (load_cg(p.info) >= 0) return;  // an earlier leaf failed: leave everything as is
-  const index_t g = gridDim.x, bid = blockIdx.x, tid = threadIdx.x;
-  const int lane = int(tid & 31), warp = int(tid >> 5);
-  const index_t rb0 = p.c + bid * p.rows_per_block;
-  const index_t rb1 = rb0 + p.rows_per_block < p.n ? rb0 + p.rows_per_block : p.n;
-  T* const a = p.a;
-  const index_t ld = p.ld;
-
-  for (index_t jj = 0; jj < p.w; ++jj) {
-    const index_t j = p.c + jj;
-    const index_t buf = jj & 1;
-    T* const colj = a + j * ld;
-
-    // Phase 1: this block's best candidate in column j (rows >= j).
-    R best = -1;
-    index_t bi = -1;
-    for (index_t i = (rb0 > j ? rb0 : j) + tid; i < rb1; i += leaf_threads) {
-      const R v = pivot_key(cabs1(colj[i]));
-      if (pivot_better(v, i, best, bi)) {
-        best = v;
-        bi = i;
-      }
-    }
-    warp_argmax(best, bi);
-    if (lane == 0) {
-      s_val[warp] = best;
-      s_idx[warp] = bi;
-    }
-    __syncthreads();
-    if (warp == 0) {
-      best = lane < leaf_threads / 32 ? s_val[lane] : R(-1);
-      bi = lane < leaf_threads / 32 ? s_idx[lane] : index_t(-1);
-      warp_argmax(best, bi);
-      if (lane == 0) {
-        s_best = best;
-        s_p = bi;
-      }
-    }
-    __syncthreads();
-    const index_t cand = s_p;
-    if (tid == 0) {
-      p.cand_val[buf * g + bid] = s_best;
-      p.cand_idx[buf * g + bid] = cand;
-    }
-    T* const my_row = p.cand_row + (buf * g + bid) * p.pw;
-    if (cand >= 0)
-      for (index_t t = tid; t < p.pw; t += leaf_threads) my_row[t] = a[cand + (p.pc0 + t) * ld];
-    const bool own_j = rb0 <= j && j < rb1;
-    if (own_j)
-      for (index_t t = tid; t < p.pw; t += leaf_threads) p.rowj[buf * p.pw + t] = a[j + (p.pc0 + t) * ld];
-    grid.sync();
-
-    // Phase 2: every block finds the global winner (same answer everywhere).
-    if (warp == 0) {
-      best = -1;
-      bi = -1;
-      index_t bb = -1;
-      for (index_t q = lane; q < g; q += 32) {
-        const index_t i = load_cg(p.cand_idx + buf * g + q);
-        const R v = load_cg(p.cand_val + buf * g + q);
-        if (i >= 0 && pivot_better(v, i, best, bi)) {
-          best = v;
-          bi = i;
-          bb = q;
-        }
-      }
-      for (int off = 16; off > 0; off /= 2) {
-        const R ov = __shfl_down_sync(0xffffffffu, best, off);
-        const index_t oi = __shfl_down_sync(0xffffffffu, bi, off);
-        const index_t ob = __shfl_down_sync(0xffffffffu, bb, off);
-        if (oi >= 0 && pivot_better(ov, oi, best, bi)) {
-          best = ov;
-          bi = oi;
-          bb = ob;
-        }
-      }
-      if (lane == 0) {
-        s_best = best;
-        s_p = bi;
-        s_bb = bb;
-      }
-    }
-    __syncthreads();
-    const index_t prow_i = s_p;
-    const T* const prow = p.cand_row + (buf * g + s_bb) * p.pw;
-    const T piv = load_cg(prow + (j - p.pc0));
-    if (!(s_best > R(0)) || !finite_scalar(piv)) {
-      if (bid == 0 && tid == 0) *p.info = j;
-      return;  // every block takes this branch at the same column
-    }
-    if (bid == 0 && tid == 0) p.ipiv[j] = prow_i;
-    for (index_t t = jj + 1 + tid; t < p.w; t += leaf_threads)
-      s_u[t] = load_cg(prow + (p.c - p.pc0) + t);
-
-    // Phase 3: exchange rows j and p (owners only), then scale and update.
-    if (prow_i != j) {
-      if (own_j)
-        for (index_t t = tid; t < p.pw; t += leaf_threads) a[j + (p.pc0 + t) * ld] = load_cg(prow + t);
-      if (rb0 <= prow_i && prow_i < rb1)
-        for (index_t t = tid; t < p.pw; t += leaf_threads)
-          a[prow_i + (p.pc0 + t) * ld] = load_cg(p.rowj + buf * p.pw + t);
-    }
-    __syncthreads();
-    const T inv = reciprocal(piv);
-    for (index_t i = (rb0 > j + 1 ? rb0 : j + 1) + tid; i < rb1; i += leaf_threads) {
-      const T l = colj[i] * inv;
-      colj[i] = l;
-      for (index_t t = jj + 1; t < p.w; ++t) a[i + (p.c + t) * ld] -= l * s_u[t];
-    }
-    __syncthreads();
-  }
+__global__ void __launch_bounds__(scan_threads) panel_nonfinite_kernel(const T* a, index_t ld,
+                                                                       index_t n, index_t c,
+                                                                       int* bad) {
+  __shared__ int any;
+  const index_t jj = blockIdx.x, j = c + jj;
+  if (threadIdx.x == 0) any = 0;
+  __syncthreads();
+  const T* const col = a + j * ld;
+  bool b = false;
+  for (index_t i = j + threadIdx.x; i < n; i += scan_threads) b = b || !finite_scalar(col[i]);
+  if (b) any = 1;  // benign race: every writer stores the same value
+  __syncthreads();
+  if (threadIdx.x == 0) bad[jj] = any;
 }
 
+/// After cuSOLVER's getrf of the panel [c, c+w) (rows [c, n)): converts its
+/// one-based, panel-local 32-bit pivots into ours (zero-based, global,
+/// index_t) and records the panel's first failing column in *info unless an
+/// earlier panel already failed. cuSOLVER reports an exact zero pivot through
+/// dev_info (> 0, one-based; it then continues without dividing, so that
+/// cannot create non-finite values); the non-finite scan supplies the rest.
+template <int Unused = 0>  // a template: header-only kernels need vague linkage
+__global__ void __launch_bounds__(scan_threads) panel_finish_kernel(const int* ipiv32,
+                                                                    const int* dev_info,
+                                                                    const int* bad, index_t c,
+                                                                    index_t w, index_t* ipiv,
+                                                                    index_t* info) {
+  __shared__ int first;
+  if (threadIdx.x == 0) {
+    const int z = *dev_info;
+    first = z > 0 && z <= int(w) ? z - 1 : int(w);
+  }
+  __syncthreads();
+  for (index_t jj = threadIdx.x; jj < w; jj += scan_threads) {
+    ipiv[c + jj] = c + index_t(ipiv32[jj]) - 1;
+    if (bad[jj]) atomicMin(&first, int(jj));
+  }
+  __syncthreads();
+  if (threadIdx.x == 0 && first < int(w) && *info < 0) *info = c + first;
+}
 /// Turns the sequential exchanges ipiv[c..c+w) into one gather: new row
 /// dst[e] = old row src[e], e < *count (rows that do not move are dropped).
 /// One warp; rows beyond the block are looked up with a warp-wide search.
@@ -639,10 +514,57 @@ __global__ void __launch_bounds__(256) column_abs_sum_kernel(const T* a, index_t
 
 // ---- host drivers -----------------------------------------------------------
 
+/// Automatic CUDA block size. The panel is cuSOLVER's getrf, itself blocked,
+/// so wide panels cost little more per column than narrow ones; a wide panel
+/// makes the trailing update a deep-k ZGEMM (closer to its peak) and halves
+/// the number of sequential steps.
 inline index_t cuda_block_size(index_t n, index_t requested) {
   index_t nb = requested;
-  if (nb <= 0) nb = n <= 512 ? 64 : (n <= 4096 ? 128 : 256);
+  if (nb <= 0) nb = n <= 2048 ? 128 : (n <= 8192 ? 256 : 512);
   return nb > cuda_max_block ? cuda_max_block : nb;
+}
+
+/// Per host thread and device, cuSOLVER handles (slot as for cublas_handle);
+/// never destroyed, for the same reason.
+inline cusolverDnHandle_t cusolver_handle(int device, int slot) {
+  thread_local std::map<std::pair<int, int>, cusolverDnHandle_t> cache;
+  const auto key = std::make_pair(device, slot);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  cusolverDnHandle_t h = nullptr;
+  EMGPU_CUSOLVER_CHECK(cusolverDnCreate(&h));
+  cache.emplace(key, h);
+  return h;
+}
+
+/// Workspace elements cuSOLVER's getrf needs for an m x w block with ld.
+template <class T>
+inline index_t getrf_workspace(cusolverDnHandle_t h, index_t m, index_t w, T* a, index_t ld) {
+  int lw = 0;
+  const int im = int(m), iw = int(w), il = int(ld);
+  if constexpr (std::is_same_v<T, complexd>)
+    EMGPU_CUSOLVER_CHECK(cusolverDnZgetrf_bufferSize(h, im, iw, cb_ptr(a), il, &lw));
+  else if constexpr (std::is_same_v<T, complexf>)
+    EMGPU_CUSOLVER_CHECK(cusolverDnCgetrf_bufferSize(h, im, iw, cb_ptr(a), il, &lw));
+  else if constexpr (std::is_same_v<T, double>)
+    EMGPU_CUSOLVER_CHECK(cusolverDnDgetrf_bufferSize(h, im, iw, a, il, &lw));
+  else
+    EMGPU_CUSOLVER_CHECK(cusolverDnSgetrf_bufferSize(h, im, iw, a, il, &lw));
+  return index_t(lw);
+}
+
+/// cuSOLVER getrf of an m x w block in place (pivots one-based, block-local).
+template <class T>
+inline void getrf(cusolverDnHandle_t h, index_t m, index_t w, T* a, index_t ld, T* work,
+                  int* ipiv32, int* dev_info) {
+  const int im = int(m), iw = int(w), il = int(ld);
+  if constexpr (std::is_same_v<T, complexd>)
+    EMGPU_CUSOLVER_CHECK(cusolverDnZgetrf(h, im, iw, cb_ptr(a), il, cb_ptr(work), ipiv32, dev_info));
+  else if constexpr (std::is_same_v<T, complexf>)
+    EMGPU_CUSOLVER_CHECK(cusolverDnCgetrf(h, im, iw, cb_ptr(a), il, cb_ptr(work), ipiv32, dev_info));
+  else if constexpr (std::is_same_v<T, double>)
+    EMGPU_CUSOLVER_CHECK(cusolverDnDgetrf(h, im, iw, a, il, work, ipiv32, dev_info));
+  else
+    EMGPU_CUSOLVER_CHECK(cusolverDnSgetrf(h, im, iw, a, il, work, ipiv32, dev_info));
 }
 
 template <class T>
@@ -651,47 +573,24 @@ struct cuda_lu_driver {
   index_t n, ld;
   index_t* ipiv;
   index_t nb;
-  int device;
-  index_t gmax;  // most blocks a leaf grid may use
-  index_t* info;
-  real_type_t<T>* cand_val;
-  index_t* cand_idx;
-  T* cand_row;
-  T* rowj;
+  index_t* info;  // -1, or the first failing column
+  T* work;        // cuSOLVER workspace (panels are factored one at a time, in order)
+  int* ipiv32;    // [nb]
+  int* dev_info;  // [1]
+  int* bad;       // [nb]
   index_t* pdst;  // per panel k: 2 nb entries at k * 2 nb
   index_t* psrc;
   index_t* pcount;
 
-  void leaf(index_t c, index_t w, index_t pc0, index_t pw, cudaStream_t s) const {
-    const index_t m = n - c;
-    // At least two rows per thread: fewer blocks make the per-column grid
-    // barrier cheaper, and the per-column work per block stays tiny.
-    index_t rpb = (m + gmax - 1) / gmax;
-    if (rpb < 2 * leaf_threads) rpb = 2 * leaf_threads;
-    const index_t g = (m + rpb - 1) / rpb;
-    leaf_params<T> prm{a, ld, n, c, w, pc0, pw, rpb, ipiv, info, cand_val, cand_idx, cand_row, rowj};
-    void* args[] = {&prm};
-    EMGPU_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(&leaf_panel_kernel<T>),
-                                                 dim3(unsigned(g)), dim3(leaf_threads), args, 0, s));
-  }
-
-  /// Recursive panel: halves (multiples of 32) until a leaf fits one kernel.
-  void panel(index_t c, index_t w, index_t pc0, index_t pw, cudaStream_t s, cublasHandle_t h) const {
-    if (w <= leaf_max_width) return leaf(c, w, pc0, pw, s);
-    index_t w1 = (w / 2 + leaf_max_width - 1) / leaf_max_width * leaf_max_width;
-    if (w1 >= w) w1 = w - leaf_max_width;
-    const index_t w2 = w - w1;
-    panel(c, w1, pc0, pw, s, h);
-    trsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT, w1, w2, T(1),
-         a + c + c * ld, ld, a + c + (c + w1) * ld, ld);
-    gemm_nn(h, n - c - w1, w2, w1, T(-1), a + (c + w1) + c * ld, ld, a + c + (c + w1) * ld, ld,
-            T(1), a + (c + w1) + (c + w1) * ld, ld);
-    panel(c + w1, w2, pc0, pw, s, h);
-  }
-
-  void factor_panel(index_t k, cudaStream_t s, cublasHandle_t h) const {
+  /// Panel k (rows [c, n), columns [c, c+w)) by cuSOLVER; its row exchanges
+  /// cover the panel's own columns, the others get them by apply_perm.
+  void factor_panel(index_t k, cudaStream_t s, cusolverDnHandle_t h) const {
     const index_t c = k * nb, w = std::min(nb, n - c);
-    panel(c, w, c, w, s, h);
+    getrf(h, n - c, w, a + c + c * ld, ld, work, ipiv32, dev_info);
+    panel_nonfinite_kernel<T><<<unsigned(w), scan_threads, 0, s>>>(a, ld, n, c, bad);
+    EMGPU_CUDA_CHECK_LAUNCH("emgpu::dense panel_nonfinite_kernel");
+    panel_finish_kernel<0><<<1, scan_threads, 0, s>>>(ipiv32, dev_info, bad, c, w, ipiv, info);
+    EMGPU_CUDA_CHECK_LAUNCH("emgpu::dense panel_finish_kernel");
     make_perm_kernel<0><<<1, 32, 0, s>>>(ipiv, c, w, pdst + k * 2 * nb, psrc + k * 2 * nb,
                                       pcount + k, info);
     EMGPU_CUDA_CHECK_LAUNCH("emgpu::dense make_perm_kernel");
@@ -711,51 +610,54 @@ struct cuda_lu_driver {
 
 template <class T>
 inline void cuda_factor(const backend::cuda& b, matrix_view<T> av, index_t* ipiv, index_t block_size,
-                        bool lookahead, index_t panel_blocks) {
+                        bool lookahead) {
   emgpu::detail::device_guard guard(b.device);
   const index_t n = av.rows;
+  if (n == 0) return;
   const index_t nb = cuda_block_size(n, block_size);
   const index_t nk = (n + nb - 1) / nb;
   cudaStream_t main = b.stream;
 
-  int coop = 0, sms = 0, per_sm = 0;
-  EMGPU_CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, b.device));
-  if (!coop) throw device_error("emgpu::dense::lu_factor: device lacks cooperative launch", 0);
-  EMGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, b.device));
-  EMGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, leaf_panel_kernel<T>,
-                                                                 leaf_threads, 0));
-  // Half the SMs at most: the panel runs beside the trailing GEMM, and a
-  // smaller grid also makes its per-column barrier cheaper.
-  index_t gmax = panel_blocks > 0 ? panel_blocks : std::max<index_t>(1, sms / 2);
-  gmax = std::min<index_t>(gmax, index_t(per_sm) * sms);
-  if (gmax < 1) throw device_error("emgpu::dense::lu_factor: leaf kernel cannot be resident", 0);
+  const bool use_side = lookahead && nk > 1;
+  cusolverDnHandle_t hsol = cusolver_handle(b.device, use_side ? 1 : 0);
+  // The handle may still name the side stream of an earlier call, destroyed
+  // since: rebind it before anything (even the size query) can touch it.
+  EMGPU_CUSOLVER_CHECK(cusolverDnSetStream(hsol, main));
 
-  using R = real_type_t<T>;
+  // The workspace may depend on the panel's height: take the largest over
+  // all panels (a host-side query, no device work).
+  index_t lwork = 1;
+  for (index_t k = 0; k < nk; ++k) {
+    const index_t c = k * nb;
+    lwork = std::max(lwork, getrf_workspace(hsol, n - c, std::min(nb, n - c),
+                                            av.data + c + c * av.ld, av.ld));
+  }
+  // O(n) buffers only (in place: no n^2 workspace), stream-ordered on the
+  // caller's stream.
   stream_buffer<index_t> info(1, main);
-  stream_buffer<R> cand_val(2 * gmax, main);
-  stream_buffer<index_t> cand_idx(2 * gmax, main);
-  stream_buffer<T> cand_row(2 * gmax * nb, main);
-  stream_buffer<T> rowj(2 * nb, main);
+  stream_buffer<T> work(lwork, main);
+  stream_buffer<int> ipiv32(nb, main), dev_info(1, main), bad(nb, main);
   stream_buffer<index_t> pdst(nk * 2 * nb, main), psrc(nk * 2 * nb, main), pcount(nk, main);
   EMGPU_CUDA_CHECK(cudaMemsetAsync(info.get(), 0xff, sizeof(index_t), main));  // -1
-  lookahead_streams la(lookahead && nk > 1);  // destroyed (side stream drained) before the buffers
+  lookahead_streams la(use_side);  // destroyed (side stream drained) before the buffers
 
-  const cuda_lu_driver<T> d{av.data, n, av.ld, ipiv, nb, b.device, gmax, info.get(),
-                            cand_val.get(), cand_idx.get(), cand_row.get(), rowj.get(),
-                            pdst.get(), psrc.get(), pcount.get()};
   const cudaStream_t side = la.side ? la.side : main;
   cublasHandle_t hm = cublas_handle(b.device, 0);
   cublasHandle_t hs = la.side ? cublas_handle(b.device, 1) : hm;
   EMGPU_CUBLAS_CHECK(cublasSetStream(hm, main));
+  if (la.side) EMGPU_CUBLAS_CHECK(cublasSetStream(hs, side));
+  EMGPU_CUSOLVER_CHECK(cusolverDnSetStream(hsol, side));
+
+  const cuda_lu_driver<T> d{av.data, n, av.ld, ipiv, nb, info.get(), work.get(), ipiv32.get(),
+                            dev_info.get(), bad.get(), pdst.get(), psrc.get(), pcount.get()};
   if (la.side) {
-    EMGPU_CUBLAS_CHECK(cublasSetStream(hs, side));
     // The side stream starts after everything already queued on the caller's
     // stream (the matrix upload, the buffers' allocation, the memset).
     EMGPU_CUDA_CHECK(cudaEventRecord(la.update_done, main));
     EMGPU_CUDA_CHECK(cudaStreamWaitEvent(side, la.update_done, 0));
   }
 
-  d.factor_panel(0, side, hs);
+  d.factor_panel(0, side, hsol);
   if (la.side) EMGPU_CUDA_CHECK(cudaEventRecord(la.panel_done, side));
   for (index_t k = 0; k < nk; ++k) {
     const index_t c = k * nb, w = std::min(nb, n - c);
@@ -769,7 +671,7 @@ inline void cuda_factor(const backend::cuda& b, matrix_view<T> av, index_t* ipiv
       // while the main stream updates everything to their right.
       if (la.side) EMGPU_CUDA_CHECK(cudaStreamWaitEvent(side, la.update_done, 0));
       d.update(k, c1, c1 + w1, side, hs);
-      d.factor_panel(k + 1, side, hs);
+      d.factor_panel(k + 1, side, hsol);
       if (la.side) EMGPU_CUDA_CHECK(cudaEventRecord(la.panel_done, side));
     }
     d.update(k, rest0, n, main, hm);
