@@ -492,15 +492,15 @@ struct diag_check_fn {
   }
 };
 
-/// Column sums of |a_ij|, one block per column (coalesced).
+/// Column sums of |a_ij| of a rows x cols block, one block per column (coalesced).
 template <class T>
-__global__ void __launch_bounds__(256) column_abs_sum_kernel(const T* a, index_t n, index_t ld,
-                                                             real_type_t<T>* out) {
+__global__ void __launch_bounds__(256) column_abs_sum_kernel(const T* a, index_t rows, index_t cols,
+                                                             index_t ld, real_type_t<T>* out) {
   using R = real_type_t<T>;
   __shared__ R part[256];
-  for (index_t j = blockIdx.x; j < n; j += gridDim.x) {
+  for (index_t j = blockIdx.x; j < cols; j += gridDim.x) {
     R s = 0;
-    for (index_t i = threadIdx.x; i < n; i += 256) s += abs_any(a[i + j * ld]);
+    for (index_t i = threadIdx.x; i < rows; i += 256) s += abs_any(a[i + j * ld]);
     part[threadIdx.x] = s;
     __syncthreads();
     for (int w = 128; w > 0; w /= 2) {
@@ -812,9 +812,10 @@ template <class T>
 inline real_type_t<T> cuda_norm1(const backend::cuda& b, matrix_view<const T> a) {
   emgpu::detail::device_guard guard(b.device);
   using R = real_type_t<T>;
+  if (a.rows == 0 || a.cols == 0) return R(0);
   device_vector<R> sums(a.cols, b.device);
   const unsigned grid = unsigned(a.cols < 65535 ? a.cols : 65535);
-  column_abs_sum_kernel<T><<<grid, 256, 0, b.stream>>>(a.data, a.rows, a.ld, sums.data());
+  column_abs_sum_kernel<T><<<grid, 256, 0, b.stream>>>(a.data, a.rows, a.cols, a.ld, sums.data());
   EMGPU_CUDA_CHECK_LAUNCH("emgpu::dense column_abs_sum_kernel");
   return max_abs(b, static_cast<const R*>(sums.data()), a.cols);
 }
