@@ -203,55 +203,49 @@ class lookahead_streams {
 inline constexpr index_t cuda_max_block = 512;
 inline constexpr int scan_threads = 256;
 
-/// bad[jj] = 1 when panel column c + jj, rows [c + jj, n) after the panel's
-/// factorisation (the pivot and the multipliers of L), holds a non-finite
-/// value, else 0. One block per column, coalesced. Why this finds the same
-/// column as a pivot search that rejects non-finite pivots: a non-finite
-/// entry in the active part of column j at its elimination step is either
-/// chosen as the pivot (Inf beats every finite magnitude) or survives the
-/// scaling by a finite pivot (NaN / p, Inf / p), and a non-finite pivot
-/// makes itself visible on the diagonal; columns before j are all finite
-/// when j is the first such column, so nothing earlier is flagged.
+/// First column of the finished factors holding a non-finite value, combined
+/// into *info by atomicMin (info is -1, i.e. the largest unsigned value, when
+/// no column failed yet). One block per column, coalesced, whole columns: a
+/// NaN or Inf of A in column j is never used to compute columns before j (LU
+/// only reads earlier columns), so every column before the first non-finite
+/// one is finite, while column j keeps a non-finite value somewhere (in L or,
+/// depending on the pivots and on cuSOLVER's panel algorithm, only in U: a
+/// scan of rows [j, n) alone missed such cases on an H200). O(n^2) reads,
+/// negligible next to the O(n^3) factorisation.
 template <class T>
-__global__ void __launch_bounds__(scan_threads) panel_nonfinite_kernel(const T* a, index_t ld,
-                                                                       index_t n, index_t c,
-                                                                       int* bad) {
+__global__ void __launch_bounds__(scan_threads) nonfinite_column_kernel(const T* a, index_t ld,
+                                                                        index_t n, index_t* info) {
   __shared__ int any;
-  const index_t jj = blockIdx.x, j = c + jj;
-  if (threadIdx.x == 0) any = 0;
-  __syncthreads();
-  const T* const col = a + j * ld;
-  bool b = false;
-  for (index_t i = j + threadIdx.x; i < n; i += scan_threads) b = b || !finite_scalar(col[i]);
-  if (b) any = 1;  // benign race: every writer stores the same value
-  __syncthreads();
-  if (threadIdx.x == 0) bad[jj] = any;
+  for (index_t j = blockIdx.x; j < n; j += gridDim.x) {
+    if (threadIdx.x == 0) any = 0;
+    __syncthreads();
+    const T* const col = a + j * ld;
+    bool b = false;
+    for (index_t i = threadIdx.x; i < n; i += scan_threads) b = b || !finite_scalar(col[i]);
+    if (b) any = 1;  // benign race: every writer stores the same value
+    __syncthreads();
+    if (threadIdx.x == 0 && any)
+      atomicMin(reinterpret_cast<unsigned long long*>(info), static_cast<unsigned long long>(j));
+    __syncthreads();
+  }
 }
 
 /// After cuSOLVER's getrf of the panel [c, c+w) (rows [c, n)): converts its
 /// one-based, panel-local 32-bit pivots into ours (zero-based, global,
-/// index_t) and records the panel's first failing column in *info unless an
-/// earlier panel already failed. cuSOLVER reports an exact zero pivot through
-/// dev_info (> 0, one-based; it then continues without dividing, so that
-/// cannot create non-finite values); the non-finite scan supplies the rest.
+/// index_t) and records an exact zero pivot (cuSOLVER's dev_info > 0; it then
+/// continues without dividing, so that cannot create non-finite values) in
+/// *info unless an earlier panel already failed. Non-finite values are found
+/// once at the end (nonfinite_column_kernel).
 template <int Unused = 0>  // a template: header-only kernels need vague linkage
 __global__ void __launch_bounds__(scan_threads) panel_finish_kernel(const int* ipiv32,
-                                                                    const int* dev_info,
-                                                                    const int* bad, index_t c,
+                                                                    const int* dev_info, index_t c,
                                                                     index_t w, index_t* ipiv,
                                                                     index_t* info) {
-  __shared__ int first;
+  for (index_t jj = threadIdx.x; jj < w; jj += scan_threads) ipiv[c + jj] = c + index_t(ipiv32[jj]) - 1;
   if (threadIdx.x == 0) {
     const int z = *dev_info;
-    first = z > 0 && z <= int(w) ? z - 1 : int(w);
+    if (z > 0 && z <= int(w) && *info < 0) *info = c + z - 1;
   }
-  __syncthreads();
-  for (index_t jj = threadIdx.x; jj < w; jj += scan_threads) {
-    ipiv[c + jj] = c + index_t(ipiv32[jj]) - 1;
-    if (bad[jj]) atomicMin(&first, int(jj));
-  }
-  __syncthreads();
-  if (threadIdx.x == 0 && first < int(w) && *info < 0) *info = c + first;
 }
 /// Turns the sequential exchanges ipiv[c..c+w) into one gather: new row
 /// dst[e] = old row src[e], e < *count (rows that do not move are dropped).
@@ -577,7 +571,6 @@ struct cuda_lu_driver {
   T* work;        // cuSOLVER workspace (panels are factored one at a time, in order)
   int* ipiv32;    // [nb]
   int* dev_info;  // [1]
-  int* bad;       // [nb]
   index_t* pdst;  // per panel k: 2 nb entries at k * 2 nb
   index_t* psrc;
   index_t* pcount;
@@ -587,9 +580,7 @@ struct cuda_lu_driver {
   void factor_panel(index_t k, cudaStream_t s, cusolverDnHandle_t h) const {
     const index_t c = k * nb, w = std::min(nb, n - c);
     getrf(h, n - c, w, a + c + c * ld, ld, work, ipiv32, dev_info);
-    panel_nonfinite_kernel<T><<<unsigned(w), scan_threads, 0, s>>>(a, ld, n, c, bad);
-    EMGPU_CUDA_CHECK_LAUNCH("emgpu::dense panel_nonfinite_kernel");
-    panel_finish_kernel<0><<<1, scan_threads, 0, s>>>(ipiv32, dev_info, bad, c, w, ipiv, info);
+    panel_finish_kernel<0><<<1, scan_threads, 0, s>>>(ipiv32, dev_info, c, w, ipiv, info);
     EMGPU_CUDA_CHECK_LAUNCH("emgpu::dense panel_finish_kernel");
     make_perm_kernel<0><<<1, 32, 0, s>>>(ipiv, c, w, pdst + k * 2 * nb, psrc + k * 2 * nb,
                                       pcount + k, info);
@@ -636,7 +627,7 @@ inline void cuda_factor(const backend::cuda& b, matrix_view<T> av, index_t* ipiv
   // caller's stream.
   stream_buffer<index_t> info(1, main);
   stream_buffer<T> work(lwork, main);
-  stream_buffer<int> ipiv32(nb, main), dev_info(1, main), bad(nb, main);
+  stream_buffer<int> ipiv32(nb, main), dev_info(1, main);
   stream_buffer<index_t> pdst(nk * 2 * nb, main), psrc(nk * 2 * nb, main), pcount(nk, main);
   EMGPU_CUDA_CHECK(cudaMemsetAsync(info.get(), 0xff, sizeof(index_t), main));  // -1
   lookahead_streams la(use_side);  // destroyed (side stream drained) before the buffers
@@ -649,7 +640,7 @@ inline void cuda_factor(const backend::cuda& b, matrix_view<T> av, index_t* ipiv
   EMGPU_CUSOLVER_CHECK(cusolverDnSetStream(hsol, side));
 
   const cuda_lu_driver<T> d{av.data, n, av.ld, ipiv, nb, info.get(), work.get(), ipiv32.get(),
-                            dev_info.get(), bad.get(), pdst.get(), psrc.get(), pcount.get()};
+                            dev_info.get(), pdst.get(), psrc.get(), pcount.get()};
   if (la.side) {
     // The side stream starts after everything already queued on the caller's
     // stream (the matrix upload, the buffers' allocation, the memset).
@@ -681,6 +672,9 @@ inline void cuda_factor(const backend::cuda& b, matrix_view<T> av, index_t* ipiv
   for (index_t k = 1; k < nk; ++k)
     launch_apply_perm(av.data, av.ld, 0, k * nb, d.pdst + k * 2 * nb, d.psrc + k * 2 * nb,
                       d.pcount + k, main);
+  nonfinite_column_kernel<T><<<unsigned(std::min<index_t>(n, 8192)), scan_threads, 0, main>>>(
+      av.data, av.ld, n, info.get());
+  EMGPU_CUDA_CHECK_LAUNCH("emgpu::dense nonfinite_column_kernel");
   index_t h_info = -1;
   EMGPU_CUDA_CHECK(cudaMemcpyAsync(&h_info, info.get(), sizeof(index_t), cudaMemcpyDeviceToHost, main));
   EMGPU_CUDA_CHECK(cudaStreamSynchronize(main));
