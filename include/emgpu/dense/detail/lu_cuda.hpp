@@ -203,15 +203,13 @@ class lookahead_streams {
 inline constexpr index_t cuda_max_block = 512;
 inline constexpr int scan_threads = 256;
 
-/// First column of the finished factors holding a non-finite value, combined
-/// into *info by atomicMin (info is -1, i.e. the largest unsigned value, when
-/// no column failed yet). One block per column, coalesced, whole columns: a
-/// NaN or Inf of A in column j is never used to compute columns before j (LU
-/// only reads earlier columns), so every column before the first non-finite
-/// one is finite, while column j keeps a non-finite value somewhere (in L or,
-/// depending on the pivots and on cuSOLVER's panel algorithm, only in U: a
-/// scan of rows [j, n) alone missed such cases on an H200). O(n^2) reads,
-/// negligible next to the O(n^3) factorisation.
+/// First column of a holding a non-finite value, combined into *info by
+/// atomicMin (-1, the largest unsigned value, while no column failed). One
+/// block per column, coalesced, whole columns; O(n^2) reads, negligible next
+/// to the O(n^3) factorisation. Run on the input (a NaN or Inf of A in column
+/// j never reaches the columns before j: LU only reads earlier columns, so j
+/// is the first failing column unless an earlier pivot is exactly zero) and
+/// on the factors (non-finite values the elimination created by overflow).
 template <class T>
 __global__ void __launch_bounds__(scan_threads) nonfinite_column_kernel(const T* a, index_t ld,
                                                                         index_t n, index_t* info) {
@@ -625,11 +623,18 @@ inline void cuda_factor(const backend::cuda& b, matrix_view<T> av, index_t* ipiv
   }
   // O(n) buffers only (in place: no n^2 workspace), stream-ordered on the
   // caller's stream.
-  stream_buffer<index_t> info(1, main);
+  stream_buffer<index_t> info(1, main), bad_input(1, main);
   stream_buffer<T> work(lwork, main);
   stream_buffer<int> ipiv32(nb, main), dev_info(1, main);
   stream_buffer<index_t> pdst(nk * 2 * nb, main), psrc(nk * 2 * nb, main), pcount(nk, main);
   EMGPU_CUDA_CHECK(cudaMemsetAsync(info.get(), 0xff, sizeof(index_t), main));  // -1
+  EMGPU_CUDA_CHECK(cudaMemsetAsync(bad_input.get(), 0xff, sizeof(index_t), main));
+  const unsigned scan_grid = unsigned(std::min<index_t>(n, 8192));
+  // Non-finite input, before the factorisation: cuSOLVER's getrf (CUDA 13,
+  // H200) returned finite factors without an error for a matrix with one NaN
+  // in U's part of a column, so the factors cannot be trusted to show it.
+  nonfinite_column_kernel<T><<<scan_grid, scan_threads, 0, main>>>(av.data, av.ld, n, bad_input.get());
+  EMGPU_CUDA_CHECK_LAUNCH("emgpu::dense nonfinite_column_kernel");
   lookahead_streams la(use_side);  // destroyed (side stream drained) before the buffers
 
   const cudaStream_t side = la.side ? la.side : main;
@@ -672,13 +677,17 @@ inline void cuda_factor(const backend::cuda& b, matrix_view<T> av, index_t* ipiv
   for (index_t k = 1; k < nk; ++k)
     launch_apply_perm(av.data, av.ld, 0, k * nb, d.pdst + k * 2 * nb, d.psrc + k * 2 * nb,
                       d.pcount + k, main);
-  nonfinite_column_kernel<T><<<unsigned(std::min<index_t>(n, 8192)), scan_threads, 0, main>>>(
-      av.data, av.ld, n, info.get());
+  // Non-finite values the elimination itself created (overflow).
+  nonfinite_column_kernel<T><<<scan_grid, scan_threads, 0, main>>>(av.data, av.ld, n, info.get());
   EMGPU_CUDA_CHECK_LAUNCH("emgpu::dense nonfinite_column_kernel");
-  index_t h_info = -1;
-  EMGPU_CUDA_CHECK(cudaMemcpyAsync(&h_info, info.get(), sizeof(index_t), cudaMemcpyDeviceToHost, main));
+  index_t h_info[2] = {-1, -1};
+  EMGPU_CUDA_CHECK(cudaMemcpyAsync(&h_info[0], info.get(), sizeof(index_t), cudaMemcpyDeviceToHost, main));
+  EMGPU_CUDA_CHECK(cudaMemcpyAsync(&h_info[1], bad_input.get(), sizeof(index_t), cudaMemcpyDeviceToHost, main));
   EMGPU_CUDA_CHECK(cudaStreamSynchronize(main));
-  if (h_info >= 0) throw_singular("emgpu::dense::lu_factor", h_info);
+  // The first failing column: columns before a non-finite input column are
+  // computed from finite data only, so their zero pivots come first.
+  const index_t failed = h_info[0] < 0 ? h_info[1] : (h_info[1] < 0 ? h_info[0] : std::min(h_info[0], h_info[1]));
+  if (failed >= 0) throw_singular("emgpu::dense::lu_factor", failed);
 }
 
 /// perm for solves (see ipiv_to_perm_kernel), in a device vector.
