@@ -445,6 +445,16 @@ TEMPLATE_LIST_TEST_CASE("LU factor, solve and inverses: complex<double>", "[dens
   for (const auto& c : cases_double<TestType>(large)) check_lu<complexd>(b, c, large ? 360 : 37);
 }
 
+// Small sizes for compute-sanitizer (memcheck, racecheck: kernels run 10-100x
+// slower there): several panels, look-ahead on and off, a one-column last
+// panel, padded ld, the host references.
+TEMPLATE_LIST_TEST_CASE("LU with look-ahead and several panels (sanitizer sizes)", "[dense][lu][sanitize]",
+                        backends) {
+  const TestType b{};
+  for (const auto& c : std::vector<lu_case>{{130, 16, true, 0}, {97, 32, false, 1}, {200, 64, true, 1}})
+    check_lu<complexd>(b, c, 7);
+}
+
 TEMPLATE_LIST_TEST_CASE("LU factor, solve and inverses: complex<float> and real", "[dense][lu]",
                         backends) {
   const TestType b{};
@@ -473,7 +483,7 @@ index_t singular_column(const B& b, std::vector<T> h, index_t n, index_t block_s
 }
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("singular and non-finite matrices raise singular_matrix", "[dense][lu]",
+TEMPLATE_LIST_TEST_CASE("singular and non-finite matrices raise singular_matrix", "[dense][lu][sanitize]",
                         backends) {
   using T = complexd;
   const TestType b{};
