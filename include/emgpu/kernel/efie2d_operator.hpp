@@ -153,6 +153,40 @@ struct self_fill_fn {
   }
 };
 
+/// The q entries Z(obs, col0 .. col0 + q - 1) of one near block (observer at
+/// (xo, yo)): moments M_t = sum_p P_t(s_p) [a_p H0^(2)(k R_p) + (2j/pi) b_p
+/// J0(k R_p)] of the fine rule pts[begin, end), then entries = c * coef * M.
+/// Shared by the near pass below and by CBFM's on-the-fly tiles.
+EMGPU_HD inline void near_entries(const rule_point* pts, index_t begin, index_t end, const double* coef,
+                                  int q, double xo, double yo, double k, double c, complex<double>* out) {
+  double mr[10], mi[10];
+  for (int t = 0; t < q; ++t) mr[t] = mi[t] = 0;
+  for (index_t p = begin; p < end; ++p) {
+    const rule_point rp = pts[p];
+    const double dx = rp.x - xo, dy = rp.y - yo;
+    const complex<double> h = math::hankel2_0(k * math::detail::hd_sqrt(dx * dx + dy * dy));
+    // a H0 + (2j/pi) b J0, with J0 = Re H0^(2)
+    const double vr = rp.a * h.real();
+    const double vi = rp.a * h.imag() + (2.0 / constants::pi) * rp.b * h.real();
+    double pkm1 = 0, pk = 1;  // Legendre P_(t-1), P_t at rp.s
+    for (int t = 0; t < q; ++t) {
+      mr[t] += pk * vr;
+      mi[t] += pk * vi;
+      const double next = ((2 * t + 1) * rp.s * pk - t * pkm1) / (t + 1);
+      pkm1 = pk;
+      pk = next;
+    }
+  }
+  for (int i = 0; i < q; ++i) {
+    double zr = 0, zi = 0;
+    for (int t = 0; t < q; ++t) {
+      zr += coef[i + q * t] * mr[t];
+      zi += coef[i + q * t] * mi[t];
+    }
+    out[i] = complex<double>(c * zr, c * zi);
+  }
+}
+
 /// Near pass: one block = q entries of one row from q moments of a fine rule.
 template <class S>
 struct near_fill_fn {
@@ -167,34 +201,9 @@ struct near_fill_fn {
   index_t ld;
   EMGPU_HD void operator()(index_t b) const {
     const near_block blk = blocks[b];
-    const double xo = x[blk.obs], yo = y[blk.obs];
-    double mr[10], mi[10];
-    for (int t = 0; t < q; ++t) mr[t] = mi[t] = 0;
-    for (index_t p = blk.begin; p < blk.end; ++p) {
-      const rule_point rp = pts[p];
-      const double dx = rp.x - xo, dy = rp.y - yo;
-      const double r = math::detail::hd_sqrt(dx * dx + dy * dy);
-      const complex<double> h = math::hankel2_0(k * r);
-      // a H0 + (2j/pi) b J0, with J0 = Re H0^(2)
-      const double vr = rp.a * h.real();
-      const double vi = rp.a * h.imag() + (2.0 / constants::pi) * rp.b * h.real();
-      double pkm1 = 0, pk = 1;  // Legendre P_(t-1), P_t at rp.s
-      for (int t = 0; t < q; ++t) {
-        mr[t] += pk * vr;
-        mi[t] += pk * vi;
-        const double next = ((2 * t + 1) * rp.s * pk - t * pkm1) / (t + 1);
-        pkm1 = pk;
-        pk = next;
-      }
-    }
-    for (int i = 0; i < q; ++i) {
-      double zr = 0, zi = 0;
-      for (int t = 0; t < q; ++t) {
-        zr += coef[i + q * t] * mr[t];
-        zi += coef[i + q * t] * mi[t];
-      }
-      z[blk.obs + (blk.col0 + i) * ld] = to_scalar<S>(complex<double>(c * zr, c * zi));
-    }
+    complex<double> v[10];
+    near_entries(pts, blk.begin, blk.end, coef, q, x[blk.obs], y[blk.obs], k, c, v);
+    for (int i = 0; i < q; ++i) z[blk.obs + (blk.col0 + i) * ld] = to_scalar<S>(v[i]);
   }
 };
 

@@ -94,40 +94,6 @@ struct tile_fill_fn {
   }
 };
 
-/// The q entries Z(obs, col0 .. col0 + q - 1) of one near block, as
-/// kernel::efie2d_operator's near pass computes them: moments
-/// M_t = sum_p P_t(s_p) [a_p H0^(2)(k R_p) + (2j/pi) b_p J0(k R_p)], then
-/// entries = c * coef * M.
-EMGPU_HD inline void near_entries(const kernel::rule_point* pts, index_t begin, index_t end,
-                                  const double* coef, int q, double xo, double yo, double k, double c,
-                                  complex<double>* out) {
-  double mr[10], mi[10];
-  for (int t = 0; t < q; ++t) mr[t] = mi[t] = 0;
-  for (index_t p = begin; p < end; ++p) {
-    const kernel::rule_point rp = pts[p];
-    const double dx = rp.x - xo, dy = rp.y - yo;
-    const complex<double> h = math::hankel2_0(k * math::detail::hd_sqrt(dx * dx + dy * dy));
-    const double vr = rp.a * h.real();
-    const double vi = rp.a * h.imag() + (2.0 / constants::pi) * rp.b * h.real();
-    double pkm1 = 0, pk = 1;
-    for (int t = 0; t < q; ++t) {
-      mr[t] += pk * vr;
-      mi[t] += pk * vi;
-      const double next = ((2 * t + 1) * rp.s * pk - t * pkm1) / (t + 1);
-      pkm1 = pk;
-      pk = next;
-    }
-  }
-  for (int i = 0; i < q; ++i) {
-    double zr = 0, zi = 0;
-    for (int t = 0; t < q; ++t) {
-      zr += coef[i + q * t] * mr[t];
-      zi += coef[i + q * t] * mi[t];
-    }
-    out[i] = complex<double>(c * zr, c * zi);
-  }
-}
-
 /// A near block placed in a block layout: observer `obs` (global, for its
 /// position) lands at local row `row` of block `bi`; the source cell's q
 /// unknowns at local columns col .. col + q - 1 of block `bj`.
@@ -153,7 +119,7 @@ struct batch_near_fn {
   EMGPU_HD void operator()(index_t e) const {
     const placed_near it = items[e];
     complex<double> v[10];
-    near_entries(pts, it.begin, it.end, coef, q, x[it.obs], y[it.obs], k, c, v);
+    kernel::detail::near_entries(pts, it.begin, it.end, coef, q, x[it.obs], y[it.obs], k, c, v);
     S* base = z + it.bi * zstride + it.row + it.col * ld;
     for (int t = 0; t < q; ++t) base[t * ld] = to_scalar<S>(v[t]);
   }
@@ -177,7 +143,7 @@ struct panel_near_fn {
     const placed_near it = items[e];
     if (it.bj < j0 || it.bj >= j0 + nj) return;
     complex<double> v[10];
-    near_entries(pts, it.begin, it.end, coef, q, x[it.obs], y[it.obs], k, c, v);
+    kernel::detail::near_entries(pts, it.begin, it.end, coef, q, x[it.obs], y[it.obs], k, c, v);
     S* base = z + ((it.bi - i0) * bs + it.row) + ((it.bj - j0) * bs + it.col) * ld;
     for (int t = 0; t < q; ++t) base[t * ld] = to_scalar<S>(v[t]);
   }
