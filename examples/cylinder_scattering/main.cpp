@@ -27,6 +27,8 @@
 #include <emgpu/core.hpp>
 #include <emgpu/scattering2d.hpp>
 
+#include "common/backend_choice.hpp"
+
 namespace geo = emgpu::geometry;
 using emgpu::constants::pi;
 
@@ -213,17 +215,5 @@ int dispatch(const options& o, const Backend& b) {
 
 int main(int argc, char** argv) {
   const options o = parse(argc, argv);
-  try {
-    if (o.backend == "serial") return dispatch(o, emgpu::backend::serial{});
-    if (o.backend == "openmp") return dispatch(o, emgpu::backend::openmp{});
-#if defined(EMGPU_TEST_CUDA)
-    if (o.backend == "cuda") return dispatch(o, emgpu::backend::cuda{});
-#else
-    if (o.backend == "cuda") usage("the cuda backend is in the cylinder_scattering_cuda build");
-#endif
-    usage(("unknown backend " + o.backend).c_str());
-  } catch (const emgpu::error& e) {
-    std::fprintf(stderr, "emgpu error: %s\n", e.what());
-    return 1;
-  }
+  return emgpu_example::with_backend(o.backend, "cylinder_scattering", [&](const auto& b) { return dispatch(o, b); });
 }

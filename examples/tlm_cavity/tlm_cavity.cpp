@@ -13,6 +13,8 @@
 #include <emgpu/core.hpp>
 #include <emgpu/tlm.hpp>
 
+#include "common/backend_choice.hpp"
+
 using namespace emgpu;
 
 namespace {
@@ -104,9 +106,7 @@ int run(const B& b, const options& o) {
 
 int main(int argc, char** argv) {
   options o;
-#if defined(EMGPU_TEST_CUDA)
-  o.backend = "cuda";
-#endif
+  o.backend = emgpu_example::default_backend();
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--backend" && i + 1 < argc) o.backend = argv[++i];
@@ -122,21 +122,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--refine must be in 1..16\n");
     return 2;
   }
-  try {
-    if (o.backend == "serial") return run(backend::serial{}, o);
-    if (o.backend == "openmp") return run(backend::openmp{}, o);
-#if defined(EMGPU_TEST_CUDA)
-    if (o.backend == "cuda") return run(backend::cuda{}, o);
-#else
-    if (o.backend == "cuda") {
-      std::fprintf(stderr, "the cuda backend is in the tlm_cavity_cuda build only\n");
-      return 2;
-    }
-#endif
-    std::fprintf(stderr, "unknown backend '%s'\n", o.backend.c_str());
-    return 2;
-  } catch (const emgpu::error& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 1;
-  }
+  return emgpu_example::with_backend(o.backend, "tlm_cavity", [&](const auto& b) { return run(b, o); });
 }
