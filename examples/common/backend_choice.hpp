@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include <emgpu/backend.hpp>
 #include <emgpu/core.hpp>
 
 namespace emgpu_example {
