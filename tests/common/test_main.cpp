@@ -2,18 +2,13 @@
 // with EMGPU_TEST_CUDA for CUDA tests, where it exits 77 (ctest: skipped)
 // with the reason when no GPU is visible, so a CPU-only machine never
 // reports a CUDA test as passed.
-#if __has_include(<catch2/catch_session.hpp>)
-#include <catch2/catch_session.hpp>
-#else
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
-#endif
-
 #include <cstdio>
 
 #if defined(EMGPU_TEST_CUDA)
 #include <cuda_runtime_api.h>
 #endif
+
+int emgpu_catch_run(int argc, char* argv[]);  // catch_session.cpp
 
 int main(int argc, char* argv[]) {
 #if defined(EMGPU_TEST_CUDA)
@@ -29,5 +24,5 @@ int main(int argc, char* argv[]) {
     std::printf("CUDA device 0: %s (sm_%d%d, %.1f GiB)\n", p.name, p.major, p.minor,
                 double(p.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0));
 #endif
-  return Catch::Session().run(argc, argv);
+  return emgpu_catch_run(argc, argv);
 }

@@ -14,6 +14,7 @@
 #include "../../core/complex.hpp"
 #include "../../core/constants.hpp"
 #include "../../kernel/discretization.hpp"
+#include "../../kernel/efie2d_operator.hpp"
 #include "../../math/bessel.hpp"
 
 namespace emgpu::cbfm::detail {
