@@ -40,18 +40,27 @@ namespace emgpu::dense::detail {
 
 // ---- cuBLAS plumbing ------------------------------------------------------
 
-/// Per host thread and device, two cuBLAS handles (slot 0 for the caller's
-/// stream, slot 1 for the look-ahead stream, so their workspaces never mix).
-/// Created on first use and intentionally never destroyed: a handle destroyed
-/// from a thread_local destructor can run after the CUDA runtime has shut down.
-inline cublasHandle_t cublas_handle(int device, int slot) {
-  thread_local std::map<std::pair<int, int>, cublasHandle_t> cache;
+/// A library handle per host thread, device and slot, made by create() on
+/// first use and intentionally never destroyed: a handle destroyed from a
+/// thread_local destructor can run after the CUDA runtime has shut down.
+template <class Handle, class Create>
+inline Handle cached_handle(int device, int slot, Create create) {
+  thread_local std::map<std::pair<int, int>, Handle> cache;
   const auto key = std::make_pair(device, slot);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
-  cublasHandle_t h = nullptr;
-  EMGPU_CUBLAS_CHECK(cublasCreate(&h));
+  const Handle h = create();
   cache.emplace(key, h);
   return h;
+}
+
+/// cuBLAS handles: slot 0 for the caller's stream, slot 1 for the look-ahead
+/// stream, so their workspaces never mix.
+inline cublasHandle_t cublas_handle(int device, int slot) {
+  return cached_handle<cublasHandle_t>(device, slot, [] {
+    cublasHandle_t h = nullptr;
+    EMGPU_CUBLAS_CHECK(cublasCreate(&h));
+    return h;
+  });
 }
 
 template <class T>
@@ -516,16 +525,13 @@ inline index_t cuda_block_size(index_t n, index_t requested) {
   return nb > cuda_max_block ? cuda_max_block : nb;
 }
 
-/// Per host thread and device, cuSOLVER handles (slot as for cublas_handle);
-/// never destroyed, for the same reason.
+/// cuSOLVER handles (slots as for cublas_handle).
 inline cusolverDnHandle_t cusolver_handle(int device, int slot) {
-  thread_local std::map<std::pair<int, int>, cusolverDnHandle_t> cache;
-  const auto key = std::make_pair(device, slot);
-  if (auto it = cache.find(key); it != cache.end()) return it->second;
-  cusolverDnHandle_t h = nullptr;
-  EMGPU_CUSOLVER_CHECK(cusolverDnCreate(&h));
-  cache.emplace(key, h);
-  return h;
+  return cached_handle<cusolverDnHandle_t>(device, slot, [] {
+    cusolverDnHandle_t h = nullptr;
+    EMGPU_CUSOLVER_CHECK(cusolverDnCreate(&h));
+    return h;
+  });
 }
 
 /// Workspace elements cuSOLVER's getrf needs for an m x w block with ld.
