@@ -4,6 +4,7 @@
 //
 //   emgpu_bench::report r("lu", argc, argv);           // --out FILE.json, --quick
 //   auto t = emgpu_bench::time_host([&] { work(); });   // warm-up 1, repeats 5
+//   auto u = emgpu_bench::time_host([&] { factor(a); }, 1, 5, [&] { a = a0; });  // untimed reset
 //   r.add({.name = "emgpu", .backend = "serial", .params = {{"n", 1024}}, .t = t,
 //          .metrics = {{"TFLOP/s", flops / t.median_s / 1e12}}});
 //   r.write();
@@ -52,12 +53,23 @@ inline stats summarize(std::vector<double> t) {
   return s;
 }
 
+/// The default reset of time_host / time_cuda: nothing to restore.
+struct no_reset {
+  void operator()() const {}
+};
+
 /// Times f() on the host: `warmup` untimed calls, then `repeats` timed ones.
-template <class F>
-stats time_host(F&& f, int warmup = 1, int repeats = 5) {
-  for (int i = 0; i < warmup; ++i) f();
+/// reset() runs, untimed, before every call (warm-up included): for work that
+/// consumes its input in place (a factorisation overwriting its matrix).
+template <class F, class Reset = no_reset>
+stats time_host(F&& f, int warmup = 1, int repeats = 5, Reset reset = Reset{}) {
+  for (int i = 0; i < warmup; ++i) {
+    reset();
+    f();
+  }
   std::vector<double> t;
   for (int i = 0; i < repeats; ++i) {
+    reset();
     const auto a = std::chrono::steady_clock::now();
     f();
     const auto b = std::chrono::steady_clock::now();
@@ -68,15 +80,22 @@ stats time_host(F&& f, int warmup = 1, int repeats = 5) {
 
 #if defined(__CUDACC__)
 /// Times f() (which enqueues work on `stream`) with CUDA events after warm-up.
-template <class F>
-stats time_cuda(cudaStream_t stream, F&& f, int warmup = 2, int repeats = 10) {
-  for (int i = 0; i < warmup; ++i) f();
+/// reset() (enqueued on `stream` too, or synchronous) runs before every call,
+/// ahead of the start event, so it is not timed. The warm-up is synchronised
+/// on its own: a fault in f() surfaces there, before any timing.
+template <class F, class Reset = no_reset>
+stats time_cuda(cudaStream_t stream, F&& f, int warmup = 2, int repeats = 10, Reset reset = Reset{}) {
+  for (int i = 0; i < warmup; ++i) {
+    reset();
+    f();
+  }
   EMGPU_CUDA_CHECK(cudaStreamSynchronize(stream));
   cudaEvent_t a, b;
   EMGPU_CUDA_CHECK(cudaEventCreate(&a));
   EMGPU_CUDA_CHECK(cudaEventCreate(&b));
   std::vector<double> t;
   for (int i = 0; i < repeats; ++i) {
+    reset();
     EMGPU_CUDA_CHECK(cudaEventRecord(a, stream));
     f();
     EMGPU_CUDA_CHECK(cudaEventRecord(b, stream));

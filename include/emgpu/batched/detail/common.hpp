@@ -79,8 +79,13 @@ struct plain_matrix {
   EMGPU_HD T& operator()(index_t i, index_t j) const { return p[i + j * ld]; }
 };
 
-/// @brief A matrix whose first `ns` columns are staged in fast memory
-///        (CUDA shared memory) and the rest live in place in global memory.
+/// @brief A matrix whose last `ns` columns (j0 = cols - ns onwards) are staged
+///        in fast memory (CUDA shared memory) while the leading ones live in
+///        place in global memory. The trailing columns are the ones LU and QR
+///        update at every step; the leading ones are finished early (LU then
+///        only swaps two entries per column per step), so when a matrix does
+///        not fit (complex<double>, n >~ 110) this keeps the global traffic to
+///        a few entries per step instead of a whole trailing block.
 /// Host backends use ns = 0: everything in place.
 template <class T>
 struct staged_matrix {
@@ -89,8 +94,12 @@ struct staged_matrix {
   index_t ns = 0;
   T* g = nullptr;
   index_t ldg = 0;
+  index_t j0 = 0;  // first staged column
 
-  EMGPU_HD T* col(index_t j) const { return j < ns ? s + j * lds : g + j * ldg; }
+  EMGPU_HD T* col(index_t j) const {
+    // One unsigned compare: j in [j0, j0 + ns).
+    return std::size_t(j - j0) < std::size_t(ns) ? s + (j - j0) * lds : g + j * ldg;
+  }
   EMGPU_HD T& operator()(index_t i, index_t j) const { return col(j)[i]; }
 };
 
@@ -116,7 +125,7 @@ struct carver {
     off = align16(off + b);
     return p;
   }
-  /// Stages as many leading columns of a rows x cols matrix as fit.
+  /// Stages as many trailing columns of a rows x cols matrix as fit.
   template <class T>
   EMGPU_HD staged_matrix<T> stage(T* g, index_t rows, index_t cols, index_t ldg) {
     staged_matrix<T> m;
@@ -127,6 +136,7 @@ struct carver {
     const std::size_t room = off < bytes ? bytes - off : 0;
     index_t ns = index_t(room / colb);
     m.ns = ns < cols ? ns : cols;
+    m.j0 = cols - m.ns;
     m.s = reinterpret_cast<T*>(base + off);
     off = align16(off + std::size_t(m.ns) * colb);
     return m;
@@ -137,7 +147,7 @@ struct carver {
 template <class Team, class T>
 EMGPU_HD inline void stage_in(const Team& t, const staged_matrix<T>& m, index_t rows) {
   if (m.ns == 0) return;
-  team_for_2d(t, rows, m.ns, [&](index_t i, index_t j) { m.s[i + j * m.lds] = m.g[i + j * m.ldg]; });
+  team_for_2d(t, rows, m.ns, [&](index_t i, index_t j) { m.s[i + j * m.lds] = m.g[i + (m.j0 + j) * m.ldg]; });
   t.sync();
 }
 /// Team-parallel copy of the staged columns shared -> global.
@@ -145,7 +155,7 @@ template <class Team, class T>
 EMGPU_HD inline void stage_out(const Team& t, const staged_matrix<T>& m, index_t rows) {
   if (m.ns == 0) return;
   t.sync();
-  team_for_2d(t, rows, m.ns, [&](index_t i, index_t j) { m.g[i + j * m.ldg] = m.s[i + j * m.lds]; });
+  team_for_2d(t, rows, m.ns, [&](index_t i, index_t j) { m.g[i + (m.j0 + j) * m.ldg] = m.s[i + j * m.lds]; });
 }
 
 /// @brief Matrix k of a strided batch.

@@ -65,10 +65,27 @@ EMGPU_HD int lu_factor_core(const Team& t, const Mat& a, index_t n, index_t* ipi
     t.sync();
     // Rank-1 update; a thread owns a row (its multiplier stays in a
     // register) and walks a share of the columns.
+    // Four columns per iteration, all loads before the stores: the compiler
+    // cannot prove that a store to column j does not alias the next
+    // column's loads, so one column per iteration would expose the full
+    // load latency each time (same operations per entry, same results).
     team_for_owners(t, m1, m1, [&](index_t ii, index_t j0, index_t step) {
       const index_t i = k + 1 + ii;
       const T lik = ck[i];
-      for (index_t j = k + 1 + j0; j < n; j += step) {
+      index_t j = k + 1 + j0;
+      for (; j + 3 * step < n; j += 4 * step) {
+        T* c0 = a.col(j);
+        T* c1 = a.col(j + step);
+        T* c2 = a.col(j + 2 * step);
+        T* c3 = a.col(j + 3 * step);
+        const T u0 = c0[k], u1 = c1[k], u2 = c2[k], u3 = c3[k];
+        const T v0 = c0[i], v1 = c1[i], v2 = c2[i], v3 = c3[i];
+        c0[i] = v0 - lik * u0;
+        c1[i] = v1 - lik * u1;
+        c2[i] = v2 - lik * u2;
+        c3[i] = v3 - lik * u3;
+      }
+      for (; j < n; j += step) {
         T* cj = a.col(j);
         cj[i] -= lik * cj[k];
       }

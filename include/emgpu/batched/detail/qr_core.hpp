@@ -69,6 +69,32 @@ EMGPU_HD inline void givens_apply(const givens<T>& g, T& x, T& y, bool adjoint) 
   }
 }
 
+/// Applies G (or G^H) to rows (i-1, i) of columns l0, l0 + step, ... < n.
+/// Two columns per iteration with the loads ahead of the stores: the
+/// compiler cannot prove that the stores do not alias the next column's
+/// loads, so one column per iteration would expose the full load latency
+/// each time (same operations per entry, same results).
+template <class T, class Mat>
+EMGPU_HD inline void givens_apply_cols(const givens<T>& g, const Mat& a, index_t i, index_t l0,
+                                       index_t n, index_t step, bool adjoint) {
+  index_t l = l0;
+  for (; l + step < n; l += 2 * step) {
+    T* c0 = a.col(l);
+    T* c1 = a.col(l + step);
+    T x0 = c0[i - 1], y0 = c0[i], x1 = c1[i - 1], y1 = c1[i];
+    givens_apply(g, x0, y0, adjoint);
+    givens_apply(g, x1, y1, adjoint);
+    c0[i - 1] = x0;
+    c0[i] = y0;
+    c1[i - 1] = x1;
+    c1[i] = y1;
+  }
+  if (l < n) {
+    T* cl = a.col(l);
+    givens_apply(g, cl[i - 1], cl[i], adjoint);
+  }
+}
+
 /// Stages of the Sameh-Kuck schedule for an m x n matrix: [0, qr_stages).
 EMGPU_HD inline index_t qr_jmax(index_t m, index_t n) {
   const index_t a = n - 1, b = m - 2;
@@ -116,10 +142,7 @@ EMGPU_HD void qr_factor_core(const Team& t, const Mat& a, index_t m, index_t n,
     team_for_owners(t, na, n - j0 - 1, [&](index_t q, index_t l0, index_t step) {
       const index_t j = j0 + q, i = m - 1 - (st - 2 * j);
       const givens<T> g = cache[q];
-      for (index_t l = j + 1 + l0; l < n; l += step) {
-        T* cl = a.col(l);
-        givens_apply(g, cl[i - 1], cl[i], false);
-      }
+      givens_apply_cols(g, a, i, j + 1 + l0, n, step, false);
     });
     t.sync();
   }
@@ -147,10 +170,7 @@ EMGPU_HD void qr_apply_core(const Team& t, const MatF& f, index_t m, index_t n, 
     team_for_owners(t, na, nrhs, [&](index_t q, index_t c0, index_t step) {
       const index_t j = j0 + q, i = m - 1 - (st - 2 * j);
       const givens<T> g = cache[q];
-      for (index_t col = c0; col < nrhs; col += step) {
-        T* cc = c.col(col);
-        givens_apply(g, cc[i - 1], cc[i], !adjoint);
-      }
+      givens_apply_cols(g, c, i, c0, nrhs, step, !adjoint);
     });
     t.sync();
   }

@@ -33,6 +33,29 @@ EMGPU_HD inline void jacobi_pair(index_t r, index_t kp, index_t N, index_t& p, i
   }
 }
 
+/// Rows i0, i0 + g, ... < m of the column pair (x, y) := (x, y) J, in
+/// Rutishauser's form (see svd_core). Two rows per iteration with the loads
+/// ahead of the stores: the compiler cannot prove that the columns do not
+/// alias, so one row per iteration would expose the full load latency each
+/// time (same operations per entry, same results).
+template <class T, class R>
+EMGPU_HD inline void jacobi_rotate(T* xp, T* yp, index_t i0, index_t m, index_t g, T e, R s, R tau) {
+  const T ce = conj_any(e);
+  index_t i = i0;
+  for (; i + g < m; i += 2 * g) {
+    const T x0 = xp[i], y0 = yp[i], x1 = xp[i + g], y1 = yp[i + g];
+    xp[i] = x0 - mul_real(ce * y0 + mul_real(x0, tau), s);
+    yp[i] = y0 + mul_real(e * x0 - mul_real(y0, tau), s);
+    xp[i + g] = x1 - mul_real(ce * y1 + mul_real(x1, tau), s);
+    yp[i + g] = y1 + mul_real(e * x1 - mul_real(y1, tau), s);
+  }
+  if (i < m) {
+    const T x = xp[i], y = yp[i];
+    xp[i] = x - mul_real(ce * y + mul_real(x, tau), s);
+    yp[i] = y + mul_real(e * x - mul_real(y, tau), s);
+  }
+}
+
 /// @return 0 when converged within max_sweeps, 1 otherwise. sigma must hold n.
 template <class Team, class MatA, class MatV, class T>
 EMGPU_HD int svd_core(const Team& t, const MatA& a, index_t m, index_t n,
@@ -102,21 +125,8 @@ EMGPU_HD int svd_core(const Team& t, const MatA& a, index_t m, index_t n,
         // rotations of the last sweeps add rounding ~ angle * eps instead of
         // eps each (keeps V orthonormal to ~n eps at n = 128).
         const R tau = s / (R(1) + c);
-        const T ce = conj_any(e);
-        for (index_t i = lane; i < m; i += g) {
-          const T x = ap[i], y = aq[i];
-          ap[i] = x - mul_real(ce * y + mul_real(x, tau), s);
-          aq[i] = y + mul_real(e * x - mul_real(y, tau), s);
-        }
-        if (want_v) {
-          T* vp = v.col(p);
-          T* vq = v.col(q);
-          for (index_t i = lane; i < n; i += g) {
-            const T x = vp[i], y = vq[i];
-            vp[i] = x - mul_real(ce * y + mul_real(x, tau), s);
-            vq[i] = y + mul_real(e * x - mul_real(y, tau), s);
-          }
-        }
+        jacobi_rotate(ap, aq, lane, m, g, e, s, tau);
+        if (want_v) jacobi_rotate(v.col(p), v.col(q), lane, n, g, e, s, tau);
       }
       t.sync();
     }
