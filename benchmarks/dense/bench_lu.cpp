@@ -107,28 +107,6 @@ void check_cusolver(cusolverStatus_t s, const char* what) {
   if (s != CUSOLVER_STATUS_SUCCESS) throw device_error(std::string("cuSOLVER ") + what + " failed", int(s));
 }
 
-/// Times one stream-ordered operation `f` after an untimed `setup` each repeat.
-template <class S, class F>
-emgpu_bench::stats time_device(cudaStream_t s, int warmup, int reps, S&& setup, F&& f) {
-  cudaEvent_t e0, e1;
-  EMGPU_CUDA_CHECK(cudaEventCreate(&e0));
-  EMGPU_CUDA_CHECK(cudaEventCreate(&e1));
-  std::vector<double> t;
-  for (int i = 0; i < warmup + reps; ++i) {
-    setup();
-    EMGPU_CUDA_CHECK(cudaStreamSynchronize(s));
-    EMGPU_CUDA_CHECK(cudaEventRecord(e0, s));
-    f();
-    EMGPU_CUDA_CHECK(cudaEventRecord(e1, s));
-    EMGPU_CUDA_CHECK(cudaEventSynchronize(e1));
-    float ms = 0;
-    EMGPU_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    if (i >= warmup) t.push_back(double(ms) * 1e-3);
-  }
-  (void)cudaEventDestroy(e0);
-  (void)cudaEventDestroy(e1);
-  return emgpu_bench::summarize(std::move(t));
-}
 #endif
 
 }  // namespace
@@ -194,7 +172,8 @@ int main(int argc, char** argv) {
     // emgpu: the bare factorisation (lu_factor), like zgetrf with its ipiv
     // and workspace allocated outside the timed region.
     device_vector<index_t> our_piv(n);
-    auto t = time_device(b.stream, warm, reps, reset, [&] { dn::lu_factor(b, av, our_piv.data(), opts); });
+    auto t = emgpu_bench::time_cuda(b.stream, [&] { dn::lu_factor(b, av, our_piv.data(), opts); }, warm, reps,
+            reset);
     reset();
     const dn::crout_lu::factorization<backend::cuda, complexd> f(b, av, opts);
     // one solve and its backward error
@@ -225,9 +204,8 @@ int main(int argc, char** argv) {
       for (index_t nrhs : {index_t(1), index_t(360)}) {
         device_vector<complexd> b0(n * nrhs), bx(n * nrhs);
         for_each_index(b, n, nrhs, random_fill_fn{b0.data(), n, 99ull});
-        auto tsol = time_device(b.stream, 1, reps + 2,
-            [&] { EMGPU_CUDA_CHECK(cudaMemcpyAsync(bx.data(), b0.data(), sizeof(complexd) * n * nrhs, cudaMemcpyDeviceToDevice, b.stream)); },
-            [&] { f.solve(matrix_view<complexd>{bx.data(), n, nrhs, n}); });
+        auto tsol = emgpu_bench::time_cuda(b.stream, [&] { f.solve(matrix_view<complexd>{bx.data(), n, nrhs, n}); }, 1, reps + 2,
+            [&] { EMGPU_CUDA_CHECK(cudaMemcpyAsync(bx.data(), b0.data(), sizeof(complexd) * n * nrhs, cudaMemcpyDeviceToDevice, b.stream)); });
         ts_ours[q++] = tsol.median_s;
         r.add({.name = "emgpu::crout_lu.solve", .backend = "cuda",
                .params = {{"n", double(n)}, {"nrhs", double(nrhs)}}, .t = tsol,
@@ -240,11 +218,12 @@ int main(int argc, char** argv) {
     check_cusolver(cusolverDnZgetrf_bufferSize(sh, int(n), int(n), reinterpret_cast<cuDoubleComplex*>(a.data()), int(n), &lwork), "zgetrf_bufferSize");
     device_vector<complexd> work(lwork > 0 ? lwork : 1);
     device_vector<int> ipiv(n), info(1);
-    auto tc = time_device(b.stream, warm, reps, reset, [&] {
+    auto tc = emgpu_bench::time_cuda(b.stream, [&] {
       check_cusolver(cusolverDnZgetrf(sh, int(n), int(n), reinterpret_cast<cuDoubleComplex*>(a.data()), int(n),
                                       reinterpret_cast<cuDoubleComplex*>(work.data()), ipiv.data(), info.data()),
                      "zgetrf");
-    });
+    }, warm, reps,
+            reset);
     r.add({.name = "cusolver::zgetrf", .backend = "vendor", .params = {{"n", double(n)}}, .t = tc,
            .metrics = {{"TFLOP/s", lu_flops(double(n)) / tc.median_s / 1e12},
                        {"emgpu_speedup", tc.median_s / t.median_s}}});
@@ -253,13 +232,12 @@ int main(int argc, char** argv) {
       for (index_t nrhs : {index_t(1), index_t(360)}) {
         device_vector<complexd> b0(n * nrhs), bx(n * nrhs);
         for_each_index(b, n, nrhs, random_fill_fn{b0.data(), n, 99ull});
-        auto tsol = time_device(b.stream, 1, reps + 2,
-            [&] { EMGPU_CUDA_CHECK(cudaMemcpyAsync(bx.data(), b0.data(), sizeof(complexd) * n * nrhs, cudaMemcpyDeviceToDevice, b.stream)); },
-            [&] {
+        auto tsol = emgpu_bench::time_cuda(b.stream, [&] {
               check_cusolver(cusolverDnZgetrs(sh, CUBLAS_OP_N, int(n), int(nrhs), reinterpret_cast<const cuDoubleComplex*>(a.data()), int(n),
                                               ipiv.data(), reinterpret_cast<cuDoubleComplex*>(bx.data()), int(n), info.data()),
                              "zgetrs");
-            });
+            }, 1, reps + 2,
+            [&] { EMGPU_CUDA_CHECK(cudaMemcpyAsync(bx.data(), b0.data(), sizeof(complexd) * n * nrhs, cudaMemcpyDeviceToDevice, b.stream)); });
         r.add({.name = "cusolver::zgetrs", .backend = "vendor",
                .params = {{"n", double(n)}, {"nrhs", double(nrhs)}}, .t = tsol,
                .metrics = {{"TFLOP/s", solve_flops(double(n), double(nrhs)) / tsol.median_s / 1e12},
@@ -270,9 +248,9 @@ int main(int argc, char** argv) {
       // Mixed precision: complex<float> factorisation of a copy, refinement in double.
       reset();
       const dn::mixed_lu mopts{opts.block_size, opts.lookahead, 30};
-      auto tm = time_device(b.stream, warm, reps, [] {}, [&] {
+      auto tm = emgpu_bench::time_cuda(b.stream, [&] {
         dn::mixed_lu::factorization<backend::cuda, complexd> m(b, av, mopts);
-      });
+      }, warm, reps);
       r.add({.name = "emgpu::mixed_lu", .backend = "cuda", .params = {{"n", double(n)}}, .t = tm,
              .metrics = {{"TFLOP/s_equiv", lu_flops(double(n)) / tm.median_s / 1e12},
                          {"speedup_vs_crout_lu", t.median_s / tm.median_s},
@@ -281,9 +259,8 @@ int main(int argc, char** argv) {
       for (index_t nrhs : {index_t(1), index_t(360)}) {
         device_vector<complexd> b0(n * nrhs), bx(n * nrhs);
         for_each_index(b, n, nrhs, random_fill_fn{b0.data(), n, 99ull});
-        auto tsol = time_device(b.stream, 1, reps,
-            [&] { EMGPU_CUDA_CHECK(cudaMemcpyAsync(bx.data(), b0.data(), sizeof(complexd) * n * nrhs, cudaMemcpyDeviceToDevice, b.stream)); },
-            [&] { m.solve(matrix_view<complexd>{bx.data(), n, nrhs, n}); });
+        auto tsol = emgpu_bench::time_cuda(b.stream, [&] { m.solve(matrix_view<complexd>{bx.data(), n, nrhs, n}); }, 1, reps,
+            [&] { EMGPU_CUDA_CHECK(cudaMemcpyAsync(bx.data(), b0.data(), sizeof(complexd) * n * nrhs, cudaMemcpyDeviceToDevice, b.stream)); });
         r.add({.name = "emgpu::mixed_lu.solve", .backend = "cuda",
                .params = {{"n", double(n)}, {"nrhs", double(nrhs)}}, .t = tsol,
                .metrics = {{"refinement_steps", double(m.last_iterations())},
