@@ -68,7 +68,7 @@ class radiation_operator {
   radiation_operator(const Backend& b, const source_surface<Real>& sources,
                      std::span<const Real> observers, const medium<Real>& m,
                      const radiation_options<Real>& opts = {})
-      : b_(b), k_(m.k), eta_(m.eta) {
+      : b_(b), k_(m.k), eta_(m.eta), kernel_(opts.kernel) {
     using emgpu::detail::require;
     require(std::isfinite(double(k_)) && k_ > 0, "fe_iiee::radiation_operator: k must be finite and > 0");
     require(std::isfinite(double(eta_)) && eta_ > 0,
@@ -144,6 +144,8 @@ class radiation_operator {
   Real impedance() const noexcept { return eta_; }
   /// Minimum observer-source distance enforced at construction.
   Real min_separation() const noexcept { return min_sep_; }
+  /// Arithmetic units requested for the CUDA kernel (options; host backends ignore it).
+  device_kernel kernel() const noexcept { return kernel_; }
   bool has_normals() const noexcept { return !normals_.empty(); }
   const Backend& backend() const noexcept { return b_; }
 
@@ -321,12 +323,15 @@ class radiation_operator {
 #if defined(__CUDACC__)
       const auto plan = detail::make_cuda_plan(fixed_kind(), std::is_same_v<Strategy, strategy::automatic>,
                                                n_s_, n_obs_, n_rhs, sm_count_, sizeof(Real),
-                                               std::size_t(512) << 20);
+                                               std::size_t(512) << 20, kernel_);
       n_part = plan.slices;
       ensure(acc_, n_part * n_obs_ * n_rhs * 12);
       detail::cuda_run(b_, plan, src_.data(), n_s_, folded_.data(), n_rhs, obs_.data(), n_obs_, k_,
                        acc_.data());
-      last_strategy_ = std::string("cuda rhs/thread=") + std::to_string(plan.rhs_per_thread) +
+      last_strategy_ = (plan.tensor_tiles > 0
+                            ? std::string("cuda tensor-cores rhs/warp-chunk=")
+                            : std::string("cuda rhs/thread=")) +
+                       std::to_string(plan.rhs_per_thread) +
                        " rhs-chunks-in-grid=" + std::to_string(plan.grid_y) +
                        " source-slices=" + std::to_string(plan.slices);
 #endif
@@ -353,6 +358,7 @@ class radiation_operator {
   Real k_, eta_;
   index_t n_s_ = 0, n_obs_ = 0, last_rhs_ = 0;
   Real min_sep_ = 0;
+  device_kernel kernel_ = device_kernel::automatic;
   int sm_count_ = 1;
   buffer<point4<Real>> src_, obs_;
   buffer<Real> normals_, folded_, acc_;

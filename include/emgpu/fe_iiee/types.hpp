@@ -76,6 +76,23 @@ struct medium {
   Real eta;
 };
 
+/// @brief Which arithmetic units the CUDA backend uses for the per-pair
+///        products (host backends ignore it). Both give the same scat_vec to
+///        rounding.
+enum class device_kernel {
+  /// tensor_cores for double with 8 or more RHS, else cuda_cores (default).
+  automatic,
+  /// FP64/FP32 CUDA cores: a thread per observer, up to 4 (double) or 8 (float)
+  /// RHS accumulated in registers with the structured 188-flop form per RHS.
+  cuda_cores,
+  /// FP64 tensor cores (DMMA m8n8k4, sm_80 and newer): per source point, the
+  /// 6 x 6 complex coupling of 8 observers times the currents of 4 RHS as real
+  /// 8 x 4 by 4 x 8 products (2 x 2 real blocks per complex product). Double
+  /// only: float keeps cuda_cores (tensor cores have no FP32 product of full
+  /// precision). RHS are padded to a multiple of 4 per chunk.
+  tensor_cores
+};
+
 /// @brief Options of the operator.
 template <class Real>
 struct radiation_options {
@@ -86,6 +103,8 @@ struct radiation_options {
   /// Check every observer against every source at construction (O(n_s n_o),
   /// about 5% of one apply with one RHS). Disable only for trusted geometry.
   bool check_separation = true;
+  /// CUDA only: arithmetic units of the radiation kernel (see device_kernel).
+  device_kernel kernel = device_kernel::automatic;
 };
 
 }  // namespace emgpu::fe_iiee
