@@ -8,8 +8,9 @@
 //                      [--variant all|auto] [--out f.json]
 // --max-gflop skips configurations whose one apply exceeds G GFLOP (time budget).
 // --variant all (default): in double with >= 8 RHS, every shape also runs the
-// two device kernels explicitly (rows .../cuda_cores and .../tensor_cores, and
-// fe_iiee/tensor_vs_cuda_cores with their speed ratio); auto: default rows only.
+// device kernels explicitly (rows .../cuda_cores, .../tensor_cores (m16n8k4 on
+// sm_90) and .../tensor_cores_m8n8k4, and fe_iiee/tensor_vs_cuda_cores with
+// their speed ratios); auto: default rows only.
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -119,6 +120,7 @@ const char* kernel_suffix(fe::device_kernel k) {
   switch (k) {
     case fe::device_kernel::cuda_cores: return "/cuda_cores";
     case fe::device_kernel::tensor_cores: return "/tensor_cores";
+    case fe::device_kernel::tensor_cores_m8n8k4: return "/tensor_cores_m8n8k4";
     default: return "";
   }
 }
@@ -205,10 +207,12 @@ void sweep(emgpu_bench::report& rep, index_t max_rhs, double max_gflop, bool var
                                                                    fe::device_kernel::cuda_cores);
           const double tt = run_gpu<Real, fe::strategy::automatic>(rep, se, oe, n_rhs, max_gflop,
                                                                    fe::device_kernel::tensor_cores);
-          if (tc > 0 && tt > 0)
+          const double t8 = run_gpu<Real, fe::strategy::automatic>(rep, se, oe, n_rhs, max_gflop,
+                                                                   fe::device_kernel::tensor_cores_m8n8k4);
+          if (tc > 0 && tt > 0 && t8 > 0)
             rep.add({.name = "fe_iiee/tensor_vs_cuda_cores/double", .backend = "cuda",
                      .params = {{"numSp_elems", double(se)}, {"numS_elems", double(oe)}, {"nrhs", double(n_rhs)}},
-                     .t = {}, .metrics = {{"speedup", tc / tt}}});
+                     .t = {}, .metrics = {{"speedup_m16n8k4", tc / tt}, {"speedup_m8n8k4", tc / t8}}});
         }
         if (se == 1272 && (oe == 1572 || oe == 19660)) {  // the strategies side by side
           run_gpu<Real, fe::strategy::over_observers>(rep, se, oe, n_rhs, max_gflop);
@@ -253,6 +257,7 @@ int main(int argc, char** argv) {
   }
   cross_check<double>(rep);
   cross_check<double>(rep, fe::device_kernel::tensor_cores);
+  cross_check<double>(rep, fe::device_kernel::tensor_cores_m8n8k4);
   cross_check<float>(rep);
   const index_t max_rhs = index_t(rep.option("--max-rhs", rep.quick() ? 100 : 1000));
   const double max_gflop = rep.option("--max-gflop", rep.quick() ? 5000 : 40000);

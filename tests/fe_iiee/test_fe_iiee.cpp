@@ -446,6 +446,8 @@ TEST_CASE("fe_iiee: tensor-core kernel equals the CUDA-core kernel and the seria
     check(cores, "cuda_cores");
     check(radiate_with(g, s, obs, c, fe::device_kernel::tensor_cores, &plan), "tensor_cores automatic");
     CHECK(plan.find("tensor-cores") != std::string::npos);
+    check(radiate_with(g, s, obs, c, fe::device_kernel::tensor_cores_m8n8k4, &plan), "tensor_cores_m8n8k4");
+    CHECK(plan.find("tensor-cores m8n8k4") != std::string::npos);
     check(radiate_with<emgpu::backend::cuda, fe::strategy::over_observers>(g, s, obs, c,
                                                                           fe::device_kernel::tensor_cores),
           "tensor_cores over_observers");

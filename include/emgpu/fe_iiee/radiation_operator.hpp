@@ -329,7 +329,8 @@ class radiation_operator {
       detail::cuda_run(b_, plan, src_.data(), n_s_, folded_.data(), n_rhs, obs_.data(), n_obs_, k_,
                        acc_.data());
       last_strategy_ = (plan.tensor_tiles > 0
-                            ? std::string("cuda tensor-cores rhs/warp-chunk=")
+                            ? std::string(plan.tensor_wide ? "cuda tensor-cores rhs/warp-chunk="
+                                                           : "cuda tensor-cores m8n8k4 rhs/warp-chunk=")
                             : std::string("cuda rhs/thread=")) +
                        std::to_string(plan.rhs_per_thread) +
                        " rhs-chunks-in-grid=" + std::to_string(plan.grid_y) +

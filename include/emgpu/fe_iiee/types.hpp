@@ -85,12 +85,16 @@ enum class device_kernel {
   /// FP64/FP32 CUDA cores: a thread per observer, up to 4 (double) or 8 (float)
   /// RHS accumulated in registers with the structured 188-flop form per RHS.
   cuda_cores,
-  /// FP64 tensor cores (DMMA m8n8k4, sm_80 and newer): per source point, the
-  /// 6 x 6 complex coupling of 8 observers times the currents of 4 RHS as real
-  /// 8 x 4 by 4 x 8 products (2 x 2 real blocks per complex product). Double
-  /// only: float keeps cuda_cores (tensor cores have no FP32 product of full
-  /// precision). RHS are padded to a multiple of 4 per chunk.
-  tensor_cores
+  /// FP64 tensor cores (DMMA, sm_80 and newer): per source point, the 6 x 6
+  /// complex coupling of 8 observers times the currents of 4 RHS as real
+  /// 8 x 4 by 4 x 8 products (2 x 2 real blocks per complex product), issued
+  /// as mma m16n8k4 on sm_90 and newer, m8n8k4 on sm_80-89. Double only: float
+  /// keeps cuda_cores (tensor cores have no FP32 product of full precision).
+  /// RHS are padded to a multiple of 4 per chunk.
+  tensor_cores,
+  /// As tensor_cores, always with the sm_80 instruction mma m8n8k4 (to compare
+  /// the two DMMA shapes on Hopper).
+  tensor_cores_m8n8k4
 };
 
 /// @brief Options of the operator.

@@ -86,6 +86,7 @@ __global__ void __launch_bounds__(cuda_block)
 struct cuda_plan {
   int rhs_per_thread = 1;  // RB (CUDA cores) or RHS per warp chunk (tensor cores)
   int tensor_tiles = 0;    // 0: CUDA-core kernel; else n-tiles of 4 RHS of the tensor kernel
+  bool tensor_wide = true; // m16n8k4 on sm_90 (else m8n8k4 only)
   unsigned grid_y = 1;     // RHS chunks across the grid
   unsigned slices = 1;     // source slices (partial accumulators)
 };
@@ -101,8 +102,10 @@ inline cuda_plan make_cuda_plan(loop_kind kind, bool automatic, index_t n_s, ind
                                 device_kernel kern = device_kernel::automatic) {
   cuda_plan p;
   const bool tensor = real_size == 8 && (kern == device_kernel::tensor_cores ||
+                                         kern == device_kernel::tensor_cores_m8n8k4 ||
                                          (kern == device_kernel::automatic && n_rhs >= tensor_min_rhs));
   if (tensor) {
+    p.tensor_wide = kern != device_kernel::tensor_cores_m8n8k4;
     p.tensor_tiles = tc_tiles_for(n_rhs);
     p.rhs_per_thread = 4 * p.tensor_tiles;
   } else {
@@ -139,7 +142,7 @@ inline void cuda_run(const backend::cuda& b, const cuda_plan& p, const point4<Re
   if constexpr (sizeof(Real) == 8) {
     if (p.tensor_tiles > 0) {
       const dim3 grid(unsigned((n_obs + tc_obs_per_block - 1) / tc_obs_per_block), p.grid_y, p.slices);
-      tc_launch(p.tensor_tiles, grid, b.stream, src, n_s, folded, n_rhs, obs, n_obs, k, inv_k, acc);
+      (p.tensor_wide ? tc_launch<true> : tc_launch<false>)(p.tensor_tiles, grid, b.stream, src, n_s, folded, n_rhs, obs, n_obs, k, inv_k, acc);
       EMGPU_CUDA_CHECK_LAUNCH("emgpu::fe_iiee::radiate_tc_kernel");
       return;
     }

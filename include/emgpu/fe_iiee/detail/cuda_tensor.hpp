@@ -13,8 +13,11 @@
 // 4 sources every lane computes the coupling of its observer (lane / 4) with
 // one source (lane % 4); for each source of the group, the 4 lanes of an
 // observer fetch that coupling by shuffle, form their A values and run
-// 3 k-steps x 6 m-tiles x NT n-tiles mma.sync.m8n8k4.f64. Grid and partial
-// buffers as radiate_kernel (x observers, y RHS chunks, z source slices).
+// 3 k-steps x 6 m-tiles x NT n-tiles of 8 x 8 x 4 products: on sm_90 by
+// default as m16n8k4 (E and C component c stacked; the shape CUTLASS uses for
+// Hopper DGEMM), else (or with Wide = false) as mma.sync.m8n8k4.f64.
+// Grid and partial buffers as radiate_kernel (x observers, y RHS chunks,
+// z source slices).
 #pragma once
 
 #if defined(__CUDACC__)
@@ -52,7 +55,27 @@ __device__ __forceinline__ void dmma_m8n8k4(double (&c)[2], double a, double b) 
 #endif
 }
 
-template <int NT>
+/// Two m-tiles sharing one B fragment: lo += A_lo B, hi += A_hi B. With Wide on
+/// sm_90 one m16n8k4 (rows 0-7 = lo, 8-15 = hi: a0/a1 = A[g][q] / A[g+8][q],
+/// c0,c1 / c2,c3 = C[g][2q+i] / C[g+8][2q+i], i.e. two stacked m8n8k4), else
+/// two m8n8k4.
+template <bool Wide>
+__device__ __forceinline__ void dmma_pair(double (&lo)[2], double (&hi)[2], double a_lo, double a_hi,
+                                          double b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (Wide) {
+    asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, "
+        "{%0, %1, %2, %3};\n"
+        : "+d"(lo[0]), "+d"(lo[1]), "+d"(hi[0]), "+d"(hi[1])
+        : "d"(a_lo), "d"(a_hi), "d"(b));
+    return;
+  }
+#endif
+  dmma_m8n8k4(lo, a_lo, b);
+  dmma_m8n8k4(hi, a_hi, b);
+}
+
+template <int NT, bool Wide>
 __global__ void __launch_bounds__(tc_block)
     radiate_tc_kernel(const point4<double>* __restrict__ src, index_t n_s,
                       const double* __restrict__ folded, index_t n_rhs,
@@ -123,10 +146,12 @@ __global__ void __launch_bounds__(tc_block)
             double b[NT];
 #pragma unroll
             for (int nt = 0; nt < NT; ++nt) b[nt] = tc::b_value(L, cur, kk, nt);
+            // E component c and C component c (m-tiles c, c + 3) share B.
 #pragma unroll
-            for (int c = 0; c < 6; ++c)
+            for (int c = 0; c < 3; ++c)
 #pragma unroll
-              for (int nt = 0; nt < NT; ++nt) dmma_m8n8k4(acc[c][nt], a[c][kk], b[nt]);
+              for (int nt = 0; nt < NT; ++nt)
+                dmma_pair<Wide>(acc[c][nt], acc[c + 3][nt], a[c][kk], a[c + 3][kk], b[nt]);
           }
         }
       }
@@ -149,15 +174,16 @@ __global__ void __launch_bounds__(tc_block)
 }
 
 /// RHS-chunk width (n-tiles of 4 RHS) for the tensor kernel: fewest padded
-/// RHS weighted by the per-chunk coupling cost (~half an n-tile), ties to the
-/// wider chunk (the coupling is shared by more RHS).
+/// RHS weighted by the per-chunk coupling cost (~half an n-tile); 4 n-tiles
+/// (196 registers: 2 blocks per SM) pay 5% for their lower occupancy against
+/// 3 (160 registers: 3 blocks per SM) and 2 (125: 4 blocks).
 inline int tc_tiles_for(index_t n_rhs) {
-  int best = 4;
+  int best = 3;
   double best_cost = 1e300;
-  for (int nt = 4; nt >= 2; --nt) {
+  for (int nt : {3, 2, 4}) {
     const double chunks = double((n_rhs + 4 * nt - 1) / (4 * nt));
-    const double cost = chunks * (double(nt) + 0.5);
-    if (cost < best_cost - 1e-9) {
+    const double cost = chunks * (double(nt) + 0.5) * (nt == 4 ? 1.05 : 1.0);
+    if (cost < best_cost) {
       best_cost = cost;
       best = nt;
     }
@@ -165,18 +191,19 @@ inline int tc_tiles_for(index_t n_rhs) {
   return best;
 }
 
+template <bool Wide>
 inline void tc_launch(int nt, dim3 grid, cudaStream_t stream, const point4<double>* src, index_t n_s,
                       const double* folded, index_t n_rhs, const point4<double>* obs, index_t n_obs,
                       double k, double inv_k, double* acc) {
   switch (nt) {
     case 2:
-      radiate_tc_kernel<2><<<grid, tc_block, 0, stream>>>(src, n_s, folded, n_rhs, obs, n_obs, k, inv_k, acc);
+      radiate_tc_kernel<2, Wide><<<grid, tc_block, 0, stream>>>(src, n_s, folded, n_rhs, obs, n_obs, k, inv_k, acc);
       break;
     case 3:
-      radiate_tc_kernel<3><<<grid, tc_block, 0, stream>>>(src, n_s, folded, n_rhs, obs, n_obs, k, inv_k, acc);
+      radiate_tc_kernel<3, Wide><<<grid, tc_block, 0, stream>>>(src, n_s, folded, n_rhs, obs, n_obs, k, inv_k, acc);
       break;
     default:
-      radiate_tc_kernel<4><<<grid, tc_block, 0, stream>>>(src, n_s, folded, n_rhs, obs, n_obs, k, inv_k, acc);
+      radiate_tc_kernel<4, Wide><<<grid, tc_block, 0, stream>>>(src, n_s, folded, n_rhs, obs, n_obs, k, inv_k, acc);
       break;
   }
 }
