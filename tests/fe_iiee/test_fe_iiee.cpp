@@ -417,9 +417,9 @@ TEMPLATE_LIST_TEST_CASE("fe_iiee: bad input raises invalid_argument", "[fe_iiee]
 // multiple of the 4-source groups or 16-source tiles) and 150 observers (not a
 // multiple of the 8 per warp or 32 per block), under every strategy (source
 // slices, RHS chunks in the grid). The same terms summed in another order and
-// with another sin/cos/rsqrt (device vs host: 1-2 ulp per pair): rounding,
-// measured ~1e-15 for the CUDA-core kernel; bound 1e-12 (norm-wise, and
-// entry-wise relative to each RHS column's largest entry).
+// with another sin/cos/rsqrt (device vs host: 1-2 ulp per pair): rounding;
+// bound 1e-12 as for the CUDA-core strategies above (norm-wise, and entry-wise
+// relative to each RHS column's largest entry).
 TEST_CASE("fe_iiee: tensor-core kernel equals the CUDA-core kernel and the serial backend",
           "[fe_iiee][tensor]") {
   const auto s = sphere(0.5 * lambda, {0, 0, 0}, 19, 37);
@@ -495,6 +495,19 @@ TEST_CASE("fe_iiee: multi-GPU partitions (virtual and real) equal one GPU", "[fe
     const auto bo = mg.apply(all.J, all.M, fe::scat_layout::by_observer);
     const auto bo_ref = radiate(emgpu::backend::cuda{}, s, obs, all, fe::scat_layout::by_observer);
     CHECK(emgpu_test::rel_diff(bo, bo_ref) <= 1e-14);
+  }
+  // 10 RHS: the tensor-core kernel on every partition, both layouts.
+  {
+    const auto many = many_dipoles(s, 10);
+    const auto ref10 = radiate(emgpu::backend::cuda{}, s, obs, many);
+    const auto ref10_bo = radiate(emgpu::backend::cuda{}, s, obs, many, fe::scat_layout::by_observer);
+    CHECK(emgpu_test::rel_diff(ref10, radiate(emgpu::backend::serial{}, s, obs, many)) <= 1e-12);
+    fe::multi_gpu_operator<double> mg(src, obs, {k0, eta0}, {.devices = {0}, .partitions_per_device = 3});
+    CHECK(mg.partition(0).num_observers() + mg.partition(1).num_observers() + mg.partition(2).num_observers() ==
+          index_t(obs.size() / 3));
+    CHECK(emgpu_test::rel_diff(mg.apply(many.J, many.M), ref10) <= 1e-14);
+    CHECK(emgpu_test::rel_diff(mg.apply(many.J, many.M, fe::scat_layout::by_observer), ref10_bo) <= 1e-14);
+    CHECK(mg.partition(1).last_strategy().find("tensor-cores") != std::string::npos);
   }
   // Every visible GPU, one and two partitions each.
   for (int per : {1, 2}) {
