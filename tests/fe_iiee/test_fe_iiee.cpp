@@ -7,6 +7,7 @@
 #include <cmath>
 #include <complex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/backends.hpp"
@@ -52,9 +53,10 @@ std::vector<emgpu::complex<Real>> radiate(const B& b, const surface& s, const st
 template <class B, class S = fe::strategy::automatic>
 std::vector<emgpu::complex<double>> radiate_with(const B& b, const surface& s, const std::vector<double>& obs,
                                                  const currents<double>& c, fe::device_kernel kern,
-                                                 std::string* plan = nullptr) {
+                                                 std::string* plan = nullptr,
+                                                 fe::dmma_shape shape = fe::dmma_shape::automatic) {
   fe::radiation_operator<B, double, S> op(b, {.points = s.points, .weights = s.weights}, obs, {k0, eta0},
-                                          {.kernel = kern});
+                                          {.kernel = kern, .dmma = shape});
   auto out = op.apply(c.J, c.M);
   if (plan) *plan = op.last_strategy();
   return out;
@@ -446,8 +448,16 @@ TEST_CASE("fe_iiee: tensor-core kernel equals the CUDA-core kernel and the seria
     check(cores, "cuda_cores");
     check(radiate_with(g, s, obs, c, fe::device_kernel::tensor_cores, &plan), "tensor_cores automatic");
     CHECK(plan.find("tensor-cores") != std::string::npos);
-    check(radiate_with(g, s, obs, c, fe::device_kernel::tensor_cores_m8n8k4, &plan), "tensor_cores_m8n8k4");
-    CHECK(plan.find("tensor-cores m8n8k4") != std::string::npos);
+    // Every mma shape (sm_90 ones fall back to m8n8k4 on older GPUs).
+    for (auto [shape, name] : {std::pair{fe::dmma_shape::m8n8k4, "m8n8k4"},
+                               std::pair{fe::dmma_shape::m16n8k4, "m16n8k4"},
+                               std::pair{fe::dmma_shape::m16n8k8, "m16n8k8"}}) {
+      check(radiate_with(g, s, obs, c, fe::device_kernel::tensor_cores, &plan, shape), name);
+      CHECK(plan.find(std::string("tensor-cores ") + name) != std::string::npos);
+      check(radiate_with<emgpu::backend::cuda, fe::strategy::over_sources>(
+                g, s, obs, c, fe::device_kernel::tensor_cores, nullptr, shape),
+            name);
+    }
     check(radiate_with<emgpu::backend::cuda, fe::strategy::over_observers>(g, s, obs, c,
                                                                           fe::device_kernel::tensor_cores),
           "tensor_cores over_observers");

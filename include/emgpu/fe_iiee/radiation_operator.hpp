@@ -68,7 +68,7 @@ class radiation_operator {
   radiation_operator(const Backend& b, const source_surface<Real>& sources,
                      std::span<const Real> observers, const medium<Real>& m,
                      const radiation_options<Real>& opts = {})
-      : b_(b), k_(m.k), eta_(m.eta), kernel_(opts.kernel) {
+      : b_(b), k_(m.k), eta_(m.eta), kernel_(opts.kernel), dmma_(opts.dmma) {
     using emgpu::detail::require;
     require(std::isfinite(double(k_)) && k_ > 0, "fe_iiee::radiation_operator: k must be finite and > 0");
     require(std::isfinite(double(eta_)) && eta_ > 0,
@@ -134,7 +134,10 @@ class radiation_operator {
                   " of a source point (distance " + std::to_string(std::sqrt(double(d2))) + ")");
     }
 #if defined(__CUDACC__)
-    if constexpr (is_device_backend_v<Backend>) sm_count_ = detail::cuda_sm_count(b_.device);
+    if constexpr (is_device_backend_v<Backend>) {
+      sm_count_ = detail::cuda_sm_count(b_.device);
+      cc_major_ = detail::cuda_cc_major(b_.device);
+    }
 #endif
   }
 
@@ -323,14 +326,14 @@ class radiation_operator {
 #if defined(__CUDACC__)
       const auto plan = detail::make_cuda_plan(fixed_kind(), std::is_same_v<Strategy, strategy::automatic>,
                                                n_s_, n_obs_, n_rhs, sm_count_, sizeof(Real),
-                                               std::size_t(512) << 20, kernel_);
+                                               std::size_t(512) << 20, kernel_, dmma_, cc_major_);
       n_part = plan.slices;
       ensure(acc_, n_part * n_obs_ * n_rhs * 12);
       detail::cuda_run(b_, plan, src_.data(), n_s_, folded_.data(), n_rhs, obs_.data(), n_obs_, k_,
                        acc_.data());
       last_strategy_ = (plan.tensor_tiles > 0
-                            ? std::string(plan.tensor_wide ? "cuda tensor-cores rhs/warp-chunk="
-                                                           : "cuda tensor-cores m8n8k4 rhs/warp-chunk=")
+                            ? std::string("cuda tensor-cores ") + detail::tc_shape_name(plan.shape) +
+                                  " rhs/warp-chunk="
                             : std::string("cuda rhs/thread=")) +
                        std::to_string(plan.rhs_per_thread) +
                        " rhs-chunks-in-grid=" + std::to_string(plan.grid_y) +
@@ -360,7 +363,8 @@ class radiation_operator {
   index_t n_s_ = 0, n_obs_ = 0, last_rhs_ = 0;
   Real min_sep_ = 0;
   device_kernel kernel_ = device_kernel::automatic;
-  int sm_count_ = 1;
+  dmma_shape dmma_ = dmma_shape::automatic;
+  int sm_count_ = 1, cc_major_ = 9;
   buffer<point4<Real>> src_, obs_;
   buffer<Real> normals_, folded_, acc_;
   buffer<complex_type> stage_a_, stage_b_, scat_;

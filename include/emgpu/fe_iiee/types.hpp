@@ -88,13 +88,25 @@ enum class device_kernel {
   /// FP64 tensor cores (DMMA, sm_80 and newer): per source point, the 6 x 6
   /// complex coupling of 8 observers times the currents of 4 RHS as real
   /// 8 x 4 by 4 x 8 products (2 x 2 real blocks per complex product), issued
-  /// as mma m16n8k4 on sm_90 and newer, m8n8k4 on sm_80-89. Double only: float
-  /// keeps cuda_cores (tensor cores have no FP32 product of full precision).
-  /// RHS are padded to a multiple of 4 per chunk.
-  tensor_cores,
-  /// As tensor_cores, always with the sm_80 instruction mma m8n8k4 (to compare
-  /// the two DMMA shapes on Hopper).
-  tensor_cores_m8n8k4
+  /// in the mma shape of radiation_options::dmma. Double only: float keeps
+  /// cuda_cores (tensor cores have no FP32 product of full precision). RHS are
+  /// padded to a multiple of 4 per chunk.
+  tensor_cores
+};
+
+/// @brief PTX mma shape of the tensor-core kernel. All compute the same
+///        products (the wider ones stack two or four of the 8 x 8 x 4 ones);
+///        they differ only in speed. Shapes that need sm_90 fall back to
+///        m8n8k4 on sm_80-89.
+enum class dmma_shape {
+  /// m16n8k8 on sm_90 and newer (fewest instructions), m8n8k4 before (default).
+  automatic,
+  /// mma.m8n8k4.f64 (sm_80): one component of 8 observers, one source.
+  m8n8k4,
+  /// mma.m16n8k4.f64 (sm_90): the E and C components c of 8 observers, one source.
+  m16n8k4,
+  /// mma.m16n8k8.f64 (sm_90): as m16n8k4 for two source points at once.
+  m16n8k8
 };
 
 /// @brief Options of the operator.
@@ -109,6 +121,8 @@ struct radiation_options {
   bool check_separation = true;
   /// CUDA only: arithmetic units of the radiation kernel (see device_kernel).
   device_kernel kernel = device_kernel::automatic;
+  /// CUDA only: mma shape of the tensor-core kernel (see dmma_shape).
+  dmma_shape dmma = dmma_shape::automatic;
 };
 
 }  // namespace emgpu::fe_iiee

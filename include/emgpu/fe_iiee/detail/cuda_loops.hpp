@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(cuda_block)
 struct cuda_plan {
   int rhs_per_thread = 1;  // RB (CUDA cores) or RHS per warp chunk (tensor cores)
   int tensor_tiles = 0;    // 0: CUDA-core kernel; else n-tiles of 4 RHS of the tensor kernel
-  bool tensor_wide = true; // m16n8k4 on sm_90 (else m8n8k4 only)
+  tc_shape shape = tc_shape::m8n8k4;  // tensor kernel: mma shape (sm_90 ones need sm_90)
   unsigned grid_y = 1;     // RHS chunks across the grid
   unsigned slices = 1;     // source slices (partial accumulators)
 };
@@ -99,13 +99,18 @@ inline constexpr index_t tensor_min_rhs = 8;
 inline cuda_plan make_cuda_plan(loop_kind kind, bool automatic, index_t n_s, index_t n_obs,
                                 index_t n_rhs, int sm_count, std::size_t real_size,
                                 std::size_t max_partial_bytes,
-                                device_kernel kern = device_kernel::automatic) {
+                                device_kernel kern = device_kernel::automatic,
+                                dmma_shape shape = dmma_shape::automatic, int cc_major = 9) {
   cuda_plan p;
   const bool tensor = real_size == 8 && (kern == device_kernel::tensor_cores ||
-                                         kern == device_kernel::tensor_cores_m8n8k4 ||
                                          (kern == device_kernel::automatic && n_rhs >= tensor_min_rhs));
   if (tensor) {
-    p.tensor_wide = kern != device_kernel::tensor_cores_m8n8k4;
+    switch (shape) {
+      case dmma_shape::m8n8k4: p.shape = tc_shape::m8n8k4; break;
+      case dmma_shape::m16n8k4: p.shape = tc_shape::m16n8k4; break;
+      case dmma_shape::m16n8k8: p.shape = tc_shape::m16n8k8; break;
+      default: p.shape = cc_major >= 9 ? tc_shape::m16n8k8 : tc_shape::m8n8k4; break;
+    }
     p.tensor_tiles = tc_tiles_for(n_rhs);
     p.rhs_per_thread = 4 * p.tensor_tiles;
   } else {
@@ -142,7 +147,10 @@ inline void cuda_run(const backend::cuda& b, const cuda_plan& p, const point4<Re
   if constexpr (sizeof(Real) == 8) {
     if (p.tensor_tiles > 0) {
       const dim3 grid(unsigned((n_obs + tc_obs_per_block - 1) / tc_obs_per_block), p.grid_y, p.slices);
-      (p.tensor_wide ? tc_launch<true> : tc_launch<false>)(p.tensor_tiles, grid, b.stream, src, n_s, folded, n_rhs, obs, n_obs, k, inv_k, acc);
+      const auto launch = p.shape == tc_shape::m16n8k8   ? tc_launch<tc_shape::m16n8k8>
+                          : p.shape == tc_shape::m16n8k4 ? tc_launch<tc_shape::m16n8k4>
+                                                         : tc_launch<tc_shape::m8n8k4>;
+      launch(p.tensor_tiles, grid, b.stream, src, n_s, folded, n_rhs, obs, n_obs, k, inv_k, acc);
       EMGPU_CUDA_CHECK_LAUNCH("emgpu::fe_iiee::radiate_tc_kernel");
       return;
     }
@@ -170,6 +178,20 @@ inline void cuda_run(const backend::cuda& b, const cuda_plan& p, const point4<Re
       break;
   }
   EMGPU_CUDA_CHECK_LAUNCH("emgpu::fe_iiee::radiate_kernel");
+}
+
+inline int cuda_cc_major(int device) {
+  int n = 0;
+  EMGPU_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrComputeCapabilityMajor, device));
+  return n;
+}
+
+inline const char* tc_shape_name(tc_shape s) {
+  switch (s) {
+    case tc_shape::m16n8k8: return "m16n8k8";
+    case tc_shape::m16n8k4: return "m16n8k4";
+    default: return "m8n8k4";
+  }
 }
 
 inline int cuda_sm_count(int device) {

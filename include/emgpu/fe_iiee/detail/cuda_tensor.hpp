@@ -13,9 +13,10 @@
 // 4 sources every lane computes the coupling of its observer (lane / 4) with
 // one source (lane % 4); for each source of the group, the 4 lanes of an
 // observer fetch that coupling by shuffle, form their A values and run
-// 3 k-steps x 6 m-tiles x NT n-tiles of 8 x 8 x 4 products: on sm_90 by
-// default as m16n8k4 (E and C component c stacked; the shape CUTLASS uses for
-// Hopper DGEMM), else (or with Wide = false) as mma.sync.m8n8k4.f64.
+// 3 k-steps x 6 m-tiles x NT n-tiles of 8 x 8 x 4 products, issued as
+// mma.sync m8n8k4.f64 (sm_80), m16n8k4.f64 (sm_90: E and C component c
+// stacked) or m16n8k8.f64 (sm_90: the same for two sources at once; default
+// on sm_90, the fewest instructions per product).
 // Grid and partial buffers as radiate_kernel (x observers, y RHS chunks,
 // z source slices).
 #pragma once
@@ -55,10 +56,13 @@ __device__ __forceinline__ void dmma_m8n8k4(double (&c)[2], double a, double b) 
 #endif
 }
 
-/// Two m-tiles sharing one B fragment: lo += A_lo B, hi += A_hi B. With Wide on
-/// sm_90 one m16n8k4 (rows 0-7 = lo, 8-15 = hi: a0/a1 = A[g][q] / A[g+8][q],
+/// Shapes of the tensor kernel's products (template argument; dmma_shape minus automatic).
+enum class tc_shape { m8n8k4, m16n8k4, m16n8k8 };
+
+/// Two m-tiles sharing one B fragment: lo += A_lo B, hi += A_hi B. As one
+/// m16n8k4 on sm_90 (rows 0-7 = lo, 8-15 = hi: a0/a1 = A[g][q] / A[g+8][q],
 /// c0,c1 / c2,c3 = C[g][2q+i] / C[g+8][2q+i], i.e. two stacked m8n8k4), else
-/// two m8n8k4.
+/// as two m8n8k4.
 template <bool Wide>
 __device__ __forceinline__ void dmma_pair(double (&lo)[2], double (&hi)[2], double a_lo, double a_hi,
                                           double b) {
@@ -75,7 +79,39 @@ __device__ __forceinline__ void dmma_pair(double (&lo)[2], double (&hi)[2], doub
   dmma_m8n8k4(hi, a_hi, b);
 }
 
-template <int NT, bool Wide>
+/// dmma_pair for two source points at once (K = 4 roles x 2 sources): as one
+/// m16n8k8 on sm_90 (a0..a3 = A[g][q], A[g+8][q], A[g][q+4], A[g+8][q+4];
+/// b0, b1 = B[q][g], B[q+4][g]; C as m16n8k4), else as two dmma_pair.
+__device__ __forceinline__ void dmma_pair2(double (&lo)[2], double (&hi)[2], double a0_lo, double a0_hi,
+                                           double b0, double a1_lo, double a1_hi, double b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+d"(lo[0]), "+d"(lo[1]), "+d"(hi[0]), "+d"(hi[1])
+      : "d"(a0_lo), "d"(a0_hi), "d"(a1_lo), "d"(a1_hi), "d"(b0), "d"(b1));
+#else
+  dmma_pair<false>(lo, hi, a0_lo, a0_hi, b0);
+  dmma_pair<false>(lo, hi, a1_lo, a1_hi, b1);
+#endif
+}
+
+/// The coupling held by lane `from` (all 32 lanes take part).
+__device__ __forceinline__ radiation_kernel<double>::coupling shfl_coupling(
+    const radiation_kernel<double>::coupling& c, int from) {
+  radiation_kernel<double>::coupling r;
+  r.ux = __shfl_sync(0xffffffffu, c.ux, from);
+  r.uy = __shfl_sync(0xffffffffu, c.uy, from);
+  r.uz = __shfl_sync(0xffffffffu, c.uz, from);
+  r.gr = __shfl_sync(0xffffffffu, c.gr, from);
+  r.gi = __shfl_sync(0xffffffffu, c.gi, from);
+  r.pr = __shfl_sync(0xffffffffu, c.pr, from);
+  r.pi = __shfl_sync(0xffffffffu, c.pi, from);
+  r.qr = __shfl_sync(0xffffffffu, c.qr, from);
+  r.qi = __shfl_sync(0xffffffffu, c.qi, from);
+  return r;
+}
+
+template <int NT, tc_shape Shape>
 __global__ void __launch_bounds__(tc_block)
     radiate_tc_kernel(const point4<double>* __restrict__ src, index_t n_s,
                       const double* __restrict__ folded, index_t n_rhs,
@@ -125,33 +161,54 @@ __global__ void __launch_bounds__(tc_block)
       for (int jb = 0; jb < n_groups; ++jb) {
         const point4<double> sp = s_pt[4 * jb + L.q];
         const K::coupling mine = K::couple(op.x - sp.x, op.y - sp.y, op.z - sp.z, k, inv_k);
+        if constexpr (Shape == tc_shape::m16n8k8) {
+          // Two sources per product: K = (source 2 h + s2, lane role).
 #pragma unroll 1
-        for (int j = 0; j < 4; ++j) {
-          const int from = group_base + j;  // the lane that coupled this observer with source 4 jb + j
-          K::coupling cp;
-          cp.ux = __shfl_sync(0xffffffffu, mine.ux, from);
-          cp.uy = __shfl_sync(0xffffffffu, mine.uy, from);
-          cp.uz = __shfl_sync(0xffffffffu, mine.uz, from);
-          cp.gr = __shfl_sync(0xffffffffu, mine.gr, from);
-          cp.gi = __shfl_sync(0xffffffffu, mine.gi, from);
-          cp.pr = __shfl_sync(0xffffffffu, mine.pr, from);
-          cp.pi = __shfl_sync(0xffffffffu, mine.pi, from);
-          cp.qr = __shfl_sync(0xffffffffu, mine.qr, from);
-          cp.qi = __shfl_sync(0xffffffffu, mine.qi, from);
-          double a[6][3];
-          tc::a_values<double>(cp, L.kind, L.t, a);
-          const double* cur = s_cur + (4 * jb + j) * RC * 12;
+          for (int h = 0; h < 2; ++h) {
+            const K::coupling cp0 = shfl_coupling(mine, group_base + 2 * h);
+            const K::coupling cp1 = shfl_coupling(mine, group_base + 2 * h + 1);
+            double a0[6][3], a1[6][3];
+            tc::a_values<double>(cp0, L.kind, L.t, a0);
+            tc::a_values<double>(cp1, L.kind, L.t, a1);
+            const double* cur0 = s_cur + (4 * jb + 2 * h) * RC * 12;
+            const double* cur1 = cur0 + RC * 12;
 #pragma unroll
-          for (int kk = 0; kk < 3; ++kk) {
-            double b[NT];
+            for (int kk = 0; kk < 3; ++kk) {
+              double b0[NT], b1[NT];
 #pragma unroll
-            for (int nt = 0; nt < NT; ++nt) b[nt] = tc::b_value(L, cur, kk, nt);
-            // E component c and C component c (m-tiles c, c + 3) share B.
+              for (int nt = 0; nt < NT; ++nt) {
+                b0[nt] = tc::b_value(L, cur0, kk, nt);
+                b1[nt] = tc::b_value(L, cur1, kk, nt);
+              }
 #pragma unroll
-            for (int c = 0; c < 3; ++c)
+              for (int c = 0; c < 3; ++c)
 #pragma unroll
-              for (int nt = 0; nt < NT; ++nt)
-                dmma_pair<Wide>(acc[c][nt], acc[c + 3][nt], a[c][kk], a[c + 3][kk], b[nt]);
+                for (int nt = 0; nt < NT; ++nt)
+                  dmma_pair2(acc[c][nt], acc[c + 3][nt], a0[c][kk], a0[c + 3][kk], b0[nt], a1[c][kk],
+                             a1[c + 3][kk], b1[nt]);
+            }
+          }
+        } else {
+#pragma unroll 1
+          for (int j = 0; j < 4; ++j) {
+            // The lane group_base + j coupled this observer with source 4 jb + j.
+            const K::coupling cp = shfl_coupling(mine, group_base + j);
+            double a[6][3];
+            tc::a_values<double>(cp, L.kind, L.t, a);
+            const double* cur = s_cur + (4 * jb + j) * RC * 12;
+#pragma unroll
+            for (int kk = 0; kk < 3; ++kk) {
+              double b[NT];
+#pragma unroll
+              for (int nt = 0; nt < NT; ++nt) b[nt] = tc::b_value(L, cur, kk, nt);
+              // E component c and C component c (m-tiles c, c + 3) share B.
+#pragma unroll
+              for (int c = 0; c < 3; ++c)
+#pragma unroll
+                for (int nt = 0; nt < NT; ++nt)
+                  dmma_pair<Shape == tc_shape::m16n8k4>(acc[c][nt], acc[c + 3][nt], a[c][kk], a[c + 3][kk],
+                                                        b[nt]);
+            }
           }
         }
       }
@@ -191,19 +248,19 @@ inline int tc_tiles_for(index_t n_rhs) {
   return best;
 }
 
-template <bool Wide>
+template <tc_shape Shape>
 inline void tc_launch(int nt, dim3 grid, cudaStream_t stream, const point4<double>* src, index_t n_s,
                       const double* folded, index_t n_rhs, const point4<double>* obs, index_t n_obs,
                       double k, double inv_k, double* acc) {
   switch (nt) {
     case 2:
-      radiate_tc_kernel<2, Wide><<<grid, tc_block, 0, stream>>>(src, n_s, folded, n_rhs, obs, n_obs, k, inv_k, acc);
+      radiate_tc_kernel<2, Shape><<<grid, tc_block, 0, stream>>>(src, n_s, folded, n_rhs, obs, n_obs, k, inv_k, acc);
       break;
     case 3:
-      radiate_tc_kernel<3, Wide><<<grid, tc_block, 0, stream>>>(src, n_s, folded, n_rhs, obs, n_obs, k, inv_k, acc);
+      radiate_tc_kernel<3, Shape><<<grid, tc_block, 0, stream>>>(src, n_s, folded, n_rhs, obs, n_obs, k, inv_k, acc);
       break;
     default:
-      radiate_tc_kernel<4, Wide><<<grid, tc_block, 0, stream>>>(src, n_s, folded, n_rhs, obs, n_obs, k, inv_k, acc);
+      radiate_tc_kernel<4, Shape><<<grid, tc_block, 0, stream>>>(src, n_s, folded, n_rhs, obs, n_obs, k, inv_k, acc);
       break;
   }
 }
