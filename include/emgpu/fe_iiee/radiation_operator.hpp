@@ -160,11 +160,7 @@ class radiation_operator {
   /// @throws emgpu::device_error on a failed device allocation, copy or launch.
   std::vector<complex_type> apply(std::span<const complex_type> J, std::span<const complex_type> M,
                                   scat_layout layout = scat_layout::by_rhs) {
-    const index_t n_rhs = rhs_count(J.size(), M.size(), "apply");
-    emgpu::detail::require(all_finite_host(J) && all_finite_host(M),
-                           "fe_iiee::radiation_operator::apply: non-finite current");
-    fold_host_input<false>(J.data(), M.data(), n_rhs);
-    run(n_rhs, layout);
+    run_host_input<false>(J, M, layout, "apply");
     return download();
   }
 
@@ -174,14 +170,28 @@ class radiation_operator {
   std::vector<complex_type> apply_fields(std::span<const complex_type> E,
                                          std::span<const complex_type> H,
                                          scat_layout layout = scat_layout::by_rhs) {
-    emgpu::detail::require(has_normals(),
-                           "fe_iiee::radiation_operator::apply_fields: no normals were given");
-    const index_t n_rhs = rhs_count(E.size(), H.size(), "apply_fields");
-    emgpu::detail::require(all_finite_host(E) && all_finite_host(H),
-                           "fe_iiee::radiation_operator::apply_fields: non-finite field");
-    fold_host_input<true>(E.data(), H.data(), n_rhs);
-    run(n_rhs, layout);
+    run_host_input<true>(E, H, layout, "apply_fields");
     return download();
+  }
+
+  /// @brief As apply() (host currents), leaving the scat_vec in the backend's
+  ///        memory (result()) instead of returning a host copy: for callers
+  ///        that place it themselves (multi_gpu_operator gathers the pieces of
+  ///        its partitions straight into one host vector).
+  /// @throws as apply().
+  const buffer<complex_type>& apply_keep(std::span<const complex_type> J, std::span<const complex_type> M,
+                                         scat_layout layout = scat_layout::by_rhs) {
+    run_host_input<false>(J, M, layout, "apply_keep");
+    return scat_;
+  }
+
+  /// @brief As apply_fields(), leaving the scat_vec in the backend's memory.
+  /// @throws as apply_fields().
+  const buffer<complex_type>& apply_fields_keep(std::span<const complex_type> E,
+                                                std::span<const complex_type> H,
+                                                scat_layout layout = scat_layout::by_rhs) {
+    run_host_input<true>(E, H, layout, "apply_fields_keep");
+    return scat_;
   }
 
   /// @brief apply() on currents already in the backend's memory; the scat_vec
@@ -257,6 +267,19 @@ class radiation_operator {
   template <class T>
   void ensure(buffer<T>& v, index_t n) {
     if (index_t(v.size()) < n) v = make_vector<T>(b_, n);
+  }
+
+  // Checks host currents (Fields = false) or fields, folds them and runs.
+  template <bool Fields>
+  void run_host_input(std::span<const complex_type> a, std::span<const complex_type> c, scat_layout layout,
+                      const char* what) {
+    const std::string where = std::string("fe_iiee::radiation_operator::") + what;
+    if constexpr (Fields) emgpu::detail::require(has_normals(), where + ": no normals were given");
+    const index_t n_rhs = rhs_count(a.size(), c.size(), what);
+    emgpu::detail::require(all_finite_host(a) && all_finite_host(c),
+                           where + (Fields ? ": non-finite field" : ": non-finite current"));
+    fold_host_input<Fields>(a.data(), c.data(), n_rhs);
+    run(n_rhs, layout);
   }
 
   // Host input: host backends fold straight from the caller's memory; the
