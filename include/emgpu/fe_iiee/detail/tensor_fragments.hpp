@@ -18,6 +18,10 @@
 // group, an n-tile is 4 RHS (re and im) of the chunk.
 // PTX fragment layout of mma.m8n8k4.row.col.f64 (lane = 4 g + q):
 //   A: lane holds A[g][q];  B: lane holds B[q][g];  C: lane holds C[g][2 q + i].
+// The sm_90 shapes the CUDA kernel may use instead are stacks of it: m16n8k4
+// adds rows g + 8 (here: the C component of the same observers), m16n8k8 also
+// columns q + 4 of A / rows q + 4 of B (here: a second source point); the
+// per-lane values are the same, so this algebra covers them.
 #pragma once
 
 #include "../radiation_kernel.hpp"
