@@ -4,8 +4,14 @@
 // observer elements, 6 integration points per triangle; nRHS 1, 10, 100, 1000.
 //
 //   bench_fe_iiee [--quick] [--max-rhs N] [--max-gflop G] [--threads T] [--out f.json]
-//   bench_fe_iiee_cuda [--quick] [--max-rhs N] [--max-gflop G] [--float 0|1] [--out f.json]
+//   bench_fe_iiee_cuda [--quick] [--max-rhs N] [--max-gflop G] [--float 0|1]
+//                      [--variant all|auto] [--out f.json]
 // --max-gflop skips configurations whose one apply exceeds G GFLOP (time budget).
+// --variant all (default): in double with >= 8 RHS, every shape also runs the
+// device kernels explicitly (rows .../cuda_cores, .../tensor_cores (default
+// mma shape: m16n8k8 on sm_90), .../tensor_cores_m16n8k4 and
+// .../tensor_cores_m8n8k4, and fe_iiee/tensor_vs_cuda_cores with the speed
+// ratios over cuda_cores); auto: default rows only.
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -111,11 +117,25 @@ int main(int argc, char** argv) {
 }
 #else
 // ---------------------------------------------------------------- CUDA -----
+// A device-kernel choice (radiation_options::kernel and ::dmma) and its row suffix.
+struct variant {
+  fe::device_kernel kernel = fe::device_kernel::automatic;
+  fe::dmma_shape dmma = fe::dmma_shape::automatic;
+  const char* suffix = "";
+};
+const variant v_default{}, v_cores{fe::device_kernel::cuda_cores, fe::dmma_shape::automatic, "/cuda_cores"},
+    v_tensor{fe::device_kernel::tensor_cores, fe::dmma_shape::automatic, "/tensor_cores"},
+    v_k4{fe::device_kernel::tensor_cores, fe::dmma_shape::m16n8k4, "/tensor_cores_m16n8k4"},
+    v_m8{fe::device_kernel::tensor_cores, fe::dmma_shape::m8n8k4, "/tensor_cores_m8n8k4"};
+
+// Median seconds of one resident apply (0 when skipped by --max-gflop).
 template <class Real, class S>
-void run_gpu(emgpu_bench::report& rep, index_t n_se, index_t n_oe, index_t n_rhs, double max_gflop) {
+double run_gpu(emgpu_bench::report& rep, index_t n_se, index_t n_oe, index_t n_rhs, double max_gflop,
+               const variant& var = v_default) {
   const index_t n_s = n_se * pts_per_elem, n_o = n_oe * pts_per_elem;
   const double flops = fe::radiation_kernel<Real>::flops_per_pair(n_rhs) * double(n_s) * double(n_o);
-  if (flops / 1e9 > max_gflop) return;
+  if (flops / 1e9 > max_gflop) return 0;
+  double median = 0;
   problem<Real> p(n_s, n_o, n_rhs);
   cudaStream_t st;
   EMGPU_CUDA_CHECK(cudaStreamCreate(&st));
@@ -123,20 +143,22 @@ void run_gpu(emgpu_bench::report& rep, index_t n_se, index_t n_oe, index_t n_rhs
     const emgpu::backend::cuda b{st, 0};
     fe::radiation_operator<emgpu::backend::cuda, Real, S> op(
         b, {.points = p.src, .weights = p.w}, p.obs, {Real(k0), Real(emgpu::constants::eta0)},
-        {.check_separation = false});
+        {.check_separation = false, .kernel = var.kernel, .dmma = var.dmma});
     const auto Jd = emgpu::backend::to_backend(b, std::span<const emgpu::complex<Real>>(p.J));
     const auto Md = emgpu::backend::to_backend(b, std::span<const emgpu::complex<Real>>(p.M));
     // One probe apply sizes the repeats to ~1 s per configuration.
     const auto probe = emgpu_bench::time_cuda(st, [&] { op.apply_resident(Jd.data(), Md.data(), n_rhs); }, 0, 1);
     const int reps = int(std::clamp(1.0 / std::max(probe.median_s, 1e-6), 1.0, 10.0));
     const auto t = emgpu_bench::time_cuda(st, [&] { op.apply_resident(Jd.data(), Md.data(), n_rhs); }, 1, reps);
-    rep.add({.name = std::string("fe_iiee/") + strategy_name<S>() + (sizeof(Real) == 4 ? "/float" : "/double"),
+    median = t.median_s;
+    rep.add({.name = std::string("fe_iiee/") + strategy_name<S>() + (sizeof(Real) == 4 ? "/float" : "/double") +
+                     var.suffix,
              .backend = "cuda",
              .params = {{"numSp_elems", double(n_se)}, {"numS_elems", double(n_oe)},
                         {"n_sources", double(n_s)}, {"n_observers", double(n_o)}, {"nrhs", double(n_rhs)}},
              .t = t, .metrics = {{"TFLOP/s", flops / t.median_s / 1e12}}, .note = op.last_strategy()});
     // The whole iteration step as a FEM loop sees it: upload currents, download scat_vec.
-    if constexpr (std::is_same_v<S, fe::strategy::automatic>) {
+    if (std::is_same_v<S, fe::strategy::automatic> && var.suffix[0] == '\0') {
       const auto th = emgpu_bench::time_host([&] { (void)op.apply(p.J, p.M); }, 1, std::min(reps, 3));
       rep.add({.name = std::string("fe_iiee/host_in_out") + (sizeof(Real) == 4 ? "/float" : "/double"),
                .backend = "cuda",
@@ -145,6 +167,7 @@ void run_gpu(emgpu_bench::report& rep, index_t n_se, index_t n_oe, index_t n_rhs
     }
   }
   (void)cudaStreamDestroy(st);
+  return median;
 }
 
 template <class Real>
@@ -161,6 +184,9 @@ void multi_gpu(emgpu_bench::report& rep, index_t n_se, index_t n_oe, index_t n_r
                                     {.check_separation = false});
     const auto t = emgpu_bench::time_host([&] { (void)mg.apply(p.J, p.M); }, 1, 3);
     if (nd == 1) t1 = t.median_s;
+    if (nd > 1)
+      std::printf("multi-GPU (%d RHS, %ld observers): %d GPUs over 1: %.2fx\n", int(n_rhs), long(n_o), nd,
+                  t1 / t.median_s);
     rep.add({.name = "fe_iiee/multi_gpu", .backend = "cuda",
              .params = {{"gpus", double(nd)}, {"numSp_elems", double(n_se)}, {"numS_elems", double(n_oe)},
                         {"nrhs", double(n_rhs)}},
@@ -169,7 +195,7 @@ void multi_gpu(emgpu_bench::report& rep, index_t n_se, index_t n_oe, index_t n_r
 }
 
 template <class Real>
-void sweep(emgpu_bench::report& rep, index_t max_rhs, double max_gflop) {
+void sweep(emgpu_bench::report& rep, index_t max_rhs, double max_gflop, bool variants) {
   const bool q = rep.quick();
   const std::vector<index_t> src_elems = q ? std::vector<index_t>{1272} : std::vector<index_t>{300, 946, 1272};
   const std::vector<index_t> obs_elems = q ? std::vector<index_t>{1572, 19660}
@@ -179,6 +205,17 @@ void sweep(emgpu_bench::report& rep, index_t max_rhs, double max_gflop) {
     for (index_t se : src_elems)
       for (index_t oe : obs_elems) {
         run_gpu<Real, fe::strategy::automatic>(rep, se, oe, n_rhs, max_gflop);
+        if (variants && sizeof(Real) == 8 && n_rhs >= 8) {  // the two device kernels side by side
+          const double tc = run_gpu<Real, fe::strategy::automatic>(rep, se, oe, n_rhs, max_gflop, v_cores);
+          const double tt = run_gpu<Real, fe::strategy::automatic>(rep, se, oe, n_rhs, max_gflop, v_tensor);
+          const double t4 = run_gpu<Real, fe::strategy::automatic>(rep, se, oe, n_rhs, max_gflop, v_k4);
+          const double t8 = run_gpu<Real, fe::strategy::automatic>(rep, se, oe, n_rhs, max_gflop, v_m8);
+          if (tc > 0 && tt > 0 && t4 > 0 && t8 > 0)
+            rep.add({.name = "fe_iiee/tensor_vs_cuda_cores/double", .backend = "cuda",
+                     .params = {{"numSp_elems", double(se)}, {"numS_elems", double(oe)}, {"nrhs", double(n_rhs)}},
+                     .t = {}, .metrics = {{"speedup_default_shape", tc / tt}, {"speedup_m16n8k4", tc / t4},
+                                          {"speedup_m8n8k4", tc / t8}}});
+        }
         if (se == 1272 && (oe == 1572 || oe == 19660)) {  // the strategies side by side
           run_gpu<Real, fe::strategy::over_observers>(rep, se, oe, n_rhs, max_gflop);
           run_gpu<Real, fe::strategy::over_rhs>(rep, se, oe, n_rhs, max_gflop);
@@ -191,12 +228,12 @@ void sweep(emgpu_bench::report& rep, index_t max_rhs, double max_gflop) {
 // The figures are only worth reporting if the GPU computes the right thing:
 // one of the sources' shapes against the OpenMP backend, 3 RHS.
 template <class Real>
-void cross_check(emgpu_bench::report& rep) {
+void cross_check(emgpu_bench::report& rep, const variant& var = v_default) {
   const index_t n_s = 300 * pts_per_elem, n_o = 1572 * pts_per_elem, n_rhs = 3;
   problem<Real> p(n_s, n_o, n_rhs);
   const fe::medium<Real> med{Real(k0), Real(emgpu::constants::eta0)};
   fe::radiation_operator<emgpu::backend::cuda, Real> g(emgpu::backend::cuda{}, {.points = p.src, .weights = p.w},
-                                                       p.obs, med);
+                                                       p.obs, med, {.kernel = var.kernel, .dmma = var.dmma});
   fe::radiation_operator<emgpu::backend::openmp, Real> c(emgpu::backend::openmp{}, {.points = p.src, .weights = p.w},
                                                          p.obs, med);
   const auto a = g.apply(p.J, p.M), b = c.apply(p.J, p.M);
@@ -206,9 +243,10 @@ void cross_check(emgpu_bench::report& rep) {
     den += double(emgpu::abs2(b[i]));
   }
   const double rel = std::sqrt(num / den);
-  std::printf("cross-check cuda vs openmp (%s): relative difference %.2e\n",
+  std::printf("cross-check cuda (%s) vs openmp (%s): relative difference %.2e\n", g.last_strategy().c_str(),
               sizeof(Real) == 4 ? "float" : "double", rel);
-  rep.add({.name = std::string("fe_iiee/cross_check") + (sizeof(Real) == 4 ? "/float" : "/double"),
+  rep.add({.name = std::string("fe_iiee/cross_check") + (sizeof(Real) == 4 ? "/float" : "/double") +
+                   var.suffix,
            .backend = "cuda", .params = {{"n_sources", double(n_s)}, {"n_observers", double(n_o)}, {"nrhs", 3.0}},
            .t = {}, .metrics = {{"rel_diff_vs_openmp", rel}}});
 }
@@ -220,11 +258,15 @@ int main(int argc, char** argv) {
     return 0;
   }
   cross_check<double>(rep);
+  cross_check<double>(rep, v_tensor);
+  cross_check<double>(rep, v_k4);
+  cross_check<double>(rep, v_m8);
   cross_check<float>(rep);
   const index_t max_rhs = index_t(rep.option("--max-rhs", rep.quick() ? 100 : 1000));
   const double max_gflop = rep.option("--max-gflop", rep.quick() ? 5000 : 40000);
-  sweep<double>(rep, max_rhs, max_gflop);
-  if (rep.option("--float", 1) != 0) sweep<float>(rep, std::min<index_t>(max_rhs, 100), max_gflop);
+  const bool variants = rep.option("--variant", std::string("all")) != "auto";
+  sweep<double>(rep, max_rhs, max_gflop, variants);
+  if (rep.option("--float", 1) != 0) sweep<float>(rep, std::min<index_t>(max_rhs, 100), max_gflop, false);
   multi_gpu<double>(rep, 1272, 78640, 1);
   multi_gpu<double>(rep, 1272, 19660, 10);
   rep.write();

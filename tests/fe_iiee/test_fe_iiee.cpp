@@ -2,13 +2,17 @@
 // (sphere and cube), extinction, strategy/backend agreement, many RHS, Psi,
 // iteration (resident) API, multi-GPU partitioning and input validation.
 // Reference: the dipole's exact fields (design/physics-conventions.md (shared)).
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <complex>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "common/backends.hpp"
 #include <emgpu/fe_iiee.hpp>
+#include <emgpu/fe_iiee/detail/tensor_fragments.hpp>
 #include "quadrature.hpp"
 
 namespace fe = emgpu::fe_iiee;
@@ -43,6 +47,48 @@ std::vector<emgpu::complex<Real>> radiate(const B& b, const surface& s, const st
   const auto pts = cast<Real>(s.points), w = cast<Real>(s.weights), o = cast<Real>(obs);
   fe::radiation_operator<B, Real, S> op(b, {.points = pts, .weights = w}, o, {Real(k0), Real(eta0)});
   return op.apply(c.J, c.M, layout);
+}
+
+// As radiate() with the CUDA kernel choice; also returns the plan it ran.
+template <class B, class S = fe::strategy::automatic>
+std::vector<emgpu::complex<double>> radiate_with(const B& b, const surface& s, const std::vector<double>& obs,
+                                                 const currents<double>& c, fe::device_kernel kern,
+                                                 std::string* plan = nullptr,
+                                                 fe::dmma_shape shape = fe::dmma_shape::automatic) {
+  fe::radiation_operator<B, double, S> op(b, {.points = s.points, .weights = s.weights}, obs, {k0, eta0},
+                                          {.kernel = kern, .dmma = shape});
+  auto out = op.apply(c.J, c.M);
+  if (plan) *plan = op.last_strategy();
+  return out;
+}
+
+// Currents of n_rhs dipoles (distinct positions and moments) on s, a column each.
+currents<double> many_dipoles(const surface& s, int n_rhs) {
+  currents<double> all;
+  for (int r = 0; r < n_rhs; ++r) {
+    auto d = dipole({0.01 * (r % 7) - 0.03, 0.013 * (r % 5), -0.007 * r});
+    d.p[r % 3] += std::complex<double>(0.05 * r, -0.1 * (r % 4));
+    const auto c = dipole_currents<double>(d, s);
+    all.J.insert(all.J.end(), c.J.begin(), c.J.end());
+    all.M.insert(all.M.end(), c.M.begin(), c.M.end());
+  }
+  return all;
+}
+
+// Largest entry-wise difference, per RHS column relative to that column's
+// largest entry (a rounding-level bound that near-zero entries cannot break).
+double worst_entry_diff(const std::vector<emgpu::complex<double>>& got,
+                        const std::vector<emgpu::complex<double>>& ref, index_t n_obs, int n_rhs) {
+  double worst = 0;
+  for (int r = 0; r < n_rhs; ++r) {
+    double scale = 0, diff = 0;
+    for (index_t i = 6 * n_obs * r; i < 6 * n_obs * (r + 1); ++i) {
+      scale = std::max(scale, double(emgpu::abs_any(ref[std::size_t(i)])));
+      diff = std::max(diff, double(emgpu::abs_any(got[std::size_t(i)] - ref[std::size_t(i)])));
+    }
+    worst = std::max(worst, diff / scale);
+  }
+  return worst;
 }
 }  // namespace
 
@@ -243,6 +289,13 @@ TEMPLATE_LIST_TEST_CASE("fe_iiee: an FE-IIEE style loop (fields, resident buffer
     std::vector<emgpu::complex<double>> host(std::size_t(6 * n_o));
     copy_to_host(b, res.data(), 6 * n_o, host.data());
     CHECK(emgpu_test::rel_diff(host, from_currents) == 0.0);
+    // Host inputs, result kept in the backend's memory: the same numbers.
+    const auto& kept = op.apply_keep(c.J, c.M);
+    copy_to_host(b, kept.data(), 6 * n_o, host.data());
+    CHECK(emgpu_test::rel_diff(host, from_currents) == 0.0);
+    const auto& kept_f = op.apply_fields_keep(c.E, c.H);
+    copy_to_host(b, kept_f.data(), 6 * n_o, host.data());
+    CHECK(emgpu_test::rel_diff(host, from_fields) == 0.0);
     // Psi = n x curlE + j k0 n x (n x E) (mu_r = 1, no incident part) against
     // the dipole's exact fields: same accuracy as the fields.
     const auto ps = fe::psi<double>(nrm, from_currents, k0);
@@ -367,6 +420,78 @@ TEMPLATE_LIST_TEST_CASE("fe_iiee: bad input raises invalid_argument", "[fe_iiee]
 }
 
 #if defined(EMGPU_TEST_CUDA)
+// The FP64 tensor-core kernel against the CUDA-core kernel and the serial
+// backend, for RHS counts that fill 0..3 of the 4-RHS n-tiles of a chunk and
+// chunk widths 8, 12, 16 (1, 3, 5, 8, 10, 13, 21, 33), with 703 sources (not a
+// multiple of the 4-source groups or 16-source tiles) and 150 observers (not a
+// multiple of the 8 per warp or 32 per block), under every strategy (source
+// slices, RHS chunks in the grid). The same terms summed in another order and
+// with another sin/cos/rsqrt (device vs host: 1-2 ulp per pair): rounding;
+// bound 1e-12 as for the CUDA-core strategies above (norm-wise, and entry-wise
+// relative to each RHS column's largest entry).
+TEST_CASE("fe_iiee: tensor-core kernel equals the CUDA-core kernel and the serial backend",
+          "[fe_iiee][tensor]") {
+  const auto s = sphere(0.5 * lambda, {0, 0, 0}, 19, 37);
+  const auto obs = box_points(0.6 * lambda, {0, 0, 0}, 5);
+  const index_t n_s = index_t(s.size()), n_o = index_t(obs.size() / 3);
+  REQUIRE(n_s == 703);
+  REQUIRE(n_o == 150);
+  const auto all = many_dipoles(s, 33);
+  const emgpu::backend::cuda g{};
+  for (int n_rhs : {1, 3, 5, 8, 10, 13, 21, 33}) {
+    currents<double> c;
+    c.J.assign(all.J.begin(), all.J.begin() + 3 * n_s * n_rhs);
+    c.M.assign(all.M.begin(), all.M.begin() + 3 * n_s * n_rhs);
+    const auto ref = radiate_with<emgpu::backend::serial, fe::strategy::over_observers>(
+        emgpu::backend::serial{}, s, obs, c, fe::device_kernel::automatic);
+    const auto cores = radiate_with(g, s, obs, c, fe::device_kernel::cuda_cores);
+    auto check = [&](const std::vector<emgpu::complex<double>>& got, const char* what) {
+      INFO(what << ", n_rhs " << n_rhs);
+      CHECK(emgpu_test::rel_diff(got, ref) <= 1e-12);
+      CHECK(worst_entry_diff(got, ref, n_o, n_rhs) <= 1e-12);
+      CHECK(emgpu_test::rel_diff(got, cores) <= 1e-12);
+    };
+    std::string plan;
+    check(cores, "cuda_cores");
+    check(radiate_with(g, s, obs, c, fe::device_kernel::tensor_cores, &plan), "tensor_cores automatic");
+    CHECK(plan.find("tensor-cores") != std::string::npos);
+    // Every mma shape (sm_90 ones fall back to m8n8k4 on older GPUs).
+    for (auto [shape, name] : {std::pair{fe::dmma_shape::m8n8k4, "m8n8k4"},
+                               std::pair{fe::dmma_shape::m16n8k4, "m16n8k4"},
+                               std::pair{fe::dmma_shape::m16n8k8, "m16n8k8"}}) {
+      check(radiate_with(g, s, obs, c, fe::device_kernel::tensor_cores, &plan, shape), name);
+      CHECK(plan.find(std::string("tensor-cores ") + name) != std::string::npos);
+      check(radiate_with<emgpu::backend::cuda, fe::strategy::over_sources>(
+                g, s, obs, c, fe::device_kernel::tensor_cores, nullptr, shape),
+            name);
+    }
+    check(radiate_with<emgpu::backend::cuda, fe::strategy::over_observers>(g, s, obs, c,
+                                                                          fe::device_kernel::tensor_cores),
+          "tensor_cores over_observers");
+    check(radiate_with<emgpu::backend::cuda, fe::strategy::over_sources>(g, s, obs, c,
+                                                                        fe::device_kernel::tensor_cores, &plan),
+          "tensor_cores over_sources");
+    INFO(plan);
+    CHECK(plan.find("source-slices=1") == std::string::npos);  // really split the sources
+    check(radiate_with<emgpu::backend::cuda, fe::strategy::over_rhs>(g, s, obs, c,
+                                                                    fe::device_kernel::tensor_cores),
+          "tensor_cores over_rhs");
+    // The default picks the tensor cores from 8 RHS on (double).
+    check(radiate_with(g, s, obs, c, fe::device_kernel::automatic, &plan), "automatic");
+    CHECK((plan.find("tensor-cores") != std::string::npos) == (n_rhs >= 8));
+  }
+  // Float keeps the CUDA cores whatever is asked.
+  {
+    const auto pts = cast<float>(s.points), w = cast<float>(s.weights), o = cast<float>(obs);
+    fe::radiation_operator<emgpu::backend::cuda, float> op(g, {.points = pts, .weights = w}, o,
+                                                           {float(k0), float(eta0)},
+                                                           {.kernel = fe::device_kernel::tensor_cores});
+    std::vector<emgpu::complex<float>> J(std::size_t(3 * n_s * 10), {1.0f, 0.5f}), M(J.size(), {0.2f, -1.0f});
+    (void)op.apply(J, M);
+    CHECK(op.last_strategy().find("tensor-cores") == std::string::npos);
+  }
+}
+
 TEST_CASE("fe_iiee: multi-GPU partitions (virtual and real) equal one GPU", "[fe_iiee][multi_gpu]") {
   const auto s = sphere(0.5 * lambda, {0, 0, 0}, 30, 60);
   const auto obs = box_points(0.6 * lambda, {0, 0, 0}, 9);  // 486 observers
@@ -388,6 +513,19 @@ TEST_CASE("fe_iiee: multi-GPU partitions (virtual and real) equal one GPU", "[fe
     const auto bo_ref = radiate(emgpu::backend::cuda{}, s, obs, all, fe::scat_layout::by_observer);
     CHECK(emgpu_test::rel_diff(bo, bo_ref) <= 1e-14);
   }
+  // 10 RHS: the tensor-core kernel on every partition, both layouts.
+  {
+    const auto many = many_dipoles(s, 10);
+    const auto ref10 = radiate(emgpu::backend::cuda{}, s, obs, many);
+    const auto ref10_bo = radiate(emgpu::backend::cuda{}, s, obs, many, fe::scat_layout::by_observer);
+    CHECK(emgpu_test::rel_diff(ref10, radiate(emgpu::backend::serial{}, s, obs, many)) <= 1e-12);
+    fe::multi_gpu_operator<double> mg(src, obs, {k0, eta0}, {.devices = {0}, .partitions_per_device = 3});
+    CHECK(mg.partition(0).num_observers() + mg.partition(1).num_observers() + mg.partition(2).num_observers() ==
+          index_t(obs.size() / 3));
+    CHECK(emgpu_test::rel_diff(mg.apply(many.J, many.M), ref10) <= 1e-14);
+    CHECK(emgpu_test::rel_diff(mg.apply(many.J, many.M, fe::scat_layout::by_observer), ref10_bo) <= 1e-14);
+    CHECK(mg.partition(1).last_strategy().find("tensor-cores") != std::string::npos);
+  }
   // Every visible GPU, one and two partitions each.
   for (int per : {1, 2}) {
     fe::multi_gpu_operator<double> mg(src, obs, {k0, eta0}, {.devices = {}, .partitions_per_device = per});
@@ -405,6 +543,112 @@ TEST_CASE("fe_iiee: multi-GPU partitions (virtual and real) equal one GPU", "[fe
 #endif
 
 #if !defined(EMGPU_TEST_CUDA)
+// The tensor-core kernel's fragment algebra (detail/tensor_fragments.hpp) on
+// the host: one warp emulated lane by lane with the PTX m8n8k4 f64 layout
+// (A[g][q] in lane 4g+q, B[q][g] in lane 4g+q, C[g][2q+i] in lane 4g+q), the
+// same per-lane A/B values and output slots as the CUDA kernel, against the
+// serial operator. Same host coupling, another summation order: 1e-13.
+template <int NT>
+std::vector<emgpu::complex<double>> emulate_tensor_warps(const surface& s, const std::vector<double>& obs,
+                                                         const currents<double>& c, int n_rhs) {
+  using K = fe::radiation_kernel<double>;
+  namespace tc = fe::detail::tc;
+  constexpr int RC = 4 * NT;
+  const index_t n_s = index_t(s.size()), n_o = index_t(obs.size() / 3);
+  std::vector<fe::point4<double>> src(static_cast<std::size_t>(n_s));
+  for (index_t i = 0; i < n_s; ++i)
+    src[std::size_t(i)] = {s.points[std::size_t(3 * i)], s.points[std::size_t(3 * i + 1)],
+                           s.points[std::size_t(3 * i + 2)], s.weights[std::size_t(i)]};
+  std::vector<double> folded(std::size_t(n_s * n_rhs * 12));
+  const fe::detail::fold_currents_fn<double> fold{c.J.data(), c.M.data(), src.data(), folded.data(),
+                                                  n_s, index_t(n_rhs), eta0};
+  for (index_t i = 0; i < n_s * n_rhs; ++i) fold(i);
+  std::vector<double> acc_out(std::size_t(n_o * n_rhs * 12), -1.0);
+  for (index_t ob = 0; ob < n_o; ob += 8)
+    for (int r0 = 0; r0 < n_rhs; r0 += RC) {
+      const int nr = std::min(RC, n_rhs - r0);
+      double acc[32][6][NT][2] = {};
+      for (index_t si = 0; si < n_s; ++si) {
+        double cur[RC * 12];
+        for (int rb = 0; rb < RC; ++rb)
+          for (int q = 0; q < 12; ++q)
+            cur[rb * 12 + q] = rb < nr ? folded[std::size_t((si * n_rhs + r0 + rb) * 12 + q)] : 0.0;
+        double A[32][6][3], B[32][3][NT];
+        for (int lane = 0; lane < 32; ++lane) {
+          const tc::lane_role L(lane);
+          const index_t o = std::min(ob + L.g, n_o - 1);
+          const double* p = &obs[std::size_t(3 * o)];
+          const auto cp = K::couple(p[0] - src[std::size_t(si)].x, p[1] - src[std::size_t(si)].y,
+                                    p[2] - src[std::size_t(si)].z, k0, 1 / k0);
+          tc::a_values<double>(cp, L.kind, L.t, A[lane]);
+          for (int kk = 0; kk < 3; ++kk)
+            for (int nt = 0; nt < NT; ++nt) B[lane][kk][nt] = tc::b_value(L, cur, kk, nt);
+        }
+        for (int cc = 0; cc < 6; ++cc)
+          for (int kk = 0; kk < 3; ++kk)
+            for (int nt = 0; nt < NT; ++nt)
+              for (int lane = 0; lane < 32; ++lane) {
+                const int g = lane >> 2, q = lane & 3;
+                for (int i = 0; i < 2; ++i)
+                  for (int kq = 0; kq < 4; ++kq)
+                    acc[lane][cc][nt][i] += A[4 * g + kq][cc][kk] * B[4 * (2 * q + i) + kq][kk][nt];
+              }
+      }
+      for (int lane = 0; lane < 32; ++lane) {
+        const tc::lane_role L(lane);
+        const index_t o = ob + L.g;
+        if (o >= n_o) continue;
+        for (int nt = 0; nt < NT; ++nt) {
+          const int rb = L.c_rhs(nt);
+          if (rb >= nr) continue;
+          for (int cc = 0; cc < 6; ++cc)
+            for (int i = 0; i < 2; ++i)
+              acc_out[std::size_t((o * n_rhs + r0 + rb) * 12 + tc::lane_role::c_slot(cc, i))] =
+                  acc[lane][cc][nt][i];
+        }
+      }
+    }
+  std::vector<emgpu::complex<double>> out(std::size_t(6 * n_o * n_rhs));
+  for (index_t o = 0; o < n_o; ++o)
+    for (int r = 0; r < n_rhs; ++r) {
+      emgpu::complex<double> f[6];
+      K::finish(&acc_out[std::size_t((o * n_rhs + r) * 12)], k0, f);
+      for (int q = 0; q < 6; ++q)
+        out[std::size_t(fe::scat_index(fe::scat_layout::by_rhs, q, o, r, n_o, n_rhs))] = f[q];
+    }
+  return out;
+}
+
+TEST_CASE("fe_iiee: tensor-core fragments, one warp emulated on the host", "[fe_iiee][tensor]") {
+  const auto s = sphere(0.5 * lambda, {0, 0, 0}, 7, 13);  // 91 sources
+  const auto obs = box_points(0.6 * lambda, {0, 0, 0}, 2);  // 24 observers: 3 warps of 8
+  const index_t n_o = index_t(obs.size() / 3);
+  const auto all = many_dipoles(s, 13);
+  auto sub = [&](int n) {
+    currents<double> c;
+    c.J.assign(all.J.begin(), all.J.begin() + 3 * index_t(s.size()) * n);
+    c.M.assign(all.M.begin(), all.M.begin() + 3 * index_t(s.size()) * n);
+    return c;
+  };
+  // 5 RHS with chunks of 8 (partly empty n-tile), 13 with chunks of 12 (a
+  // second, partial chunk) and 13 with chunks of 16.
+  {
+    const auto c = sub(5);
+    const auto ref = radiate_with(emgpu::backend::serial{}, s, obs, c, fe::device_kernel::automatic);
+    const auto got = emulate_tensor_warps<2>(s, obs, c, 5);
+    CHECK(emgpu_test::rel_diff(got, ref) <= 1e-13);
+    CHECK(worst_entry_diff(got, ref, n_o, 5) <= 1e-13);
+  }
+  const auto c = sub(13);
+  const auto ref = radiate_with(emgpu::backend::serial{}, s, obs, c, fe::device_kernel::automatic);
+  const auto got3 = emulate_tensor_warps<3>(s, obs, c, 13);
+  CHECK(emgpu_test::rel_diff(got3, ref) <= 1e-13);
+  CHECK(worst_entry_diff(got3, ref, n_o, 13) <= 1e-13);
+  const auto got4 = emulate_tensor_warps<4>(s, obs, c, 13);
+  CHECK(emgpu_test::rel_diff(got4, ref) <= 1e-13);
+  CHECK(worst_entry_diff(got4, ref, n_o, 13) <= 1e-13);
+}
+
 TEST_CASE("fe_iiee: host sin/cos and 1/sqrt of the kernel policy", "[fe_iiee]") {
   // The host loops use their own branch-free sincos and rsqrt (vectorisable);
   // reference: the C library in long double. Bounds: 2 ulp of 1 for sin/cos

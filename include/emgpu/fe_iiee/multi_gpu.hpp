@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "../backend/cuda.hpp"
+#include "../backend/cuda_check.hpp"
 #include "radiation_operator.hpp"
 
 namespace emgpu::fe_iiee {
@@ -88,13 +89,15 @@ class multi_gpu_operator {
   /// @throws the first exception any partition raised.
   std::vector<complex_type> apply(std::span<const complex_type> J, std::span<const complex_type> M,
                                   scat_layout layout = scat_layout::by_rhs) {
-    return run(layout, [&](partition_type& op) { return op.apply(J, M, layout); });
+    return run(J.size(), layout,
+               [&](partition_type& op) -> const auto& { return op.apply_keep(J, M, layout); });
   }
   /// @brief As radiation_operator::apply_fields, all partitions concurrently.
   std::vector<complex_type> apply_fields(std::span<const complex_type> E,
                                          std::span<const complex_type> H,
                                          scat_layout layout = scat_layout::by_rhs) {
-    return run(layout, [&](partition_type& op) { return op.apply_fields(E, H, layout); });
+    return run(E.size(), layout,
+               [&](partition_type& op) -> const auto& { return op.apply_fields_keep(E, H, layout); });
   }
 
   /// @brief Flops of one apply with n_rhs RHS (source papers' convention).
@@ -123,17 +126,41 @@ class multi_gpu_operator {
     stream_holder& operator=(const stream_holder&) = delete;
   };
 
+  // Every partition's host thread runs its apply, keeping its piece of the
+  // scat_vec on its device, and copies it straight into its place in the
+  // gathered host vector (one 2D copy per partition): no per-partition host
+  // vector and no serial gather after the join.
   template <class F>
-  std::vector<complex_type> run(scat_layout layout, F&& f) {
+  std::vector<complex_type> run(std::size_t input_size, scat_layout layout, F&& f) {
     const std::size_t np = parts_.size();
-    std::vector<std::vector<complex_type>> pieces(np);
+    const index_t n_s = parts_[0]->num_sources();
+    // Bad sizes are reported by the partitions' own checks; 0 RHS then.
+    const index_t n_rhs =
+        input_size % std::size_t(3 * n_s) == 0 ? index_t(input_size / std::size_t(3 * n_s)) : 0;
+    std::vector<complex_type> out(std::size_t(6 * n_obs_ * n_rhs));
     std::vector<std::exception_ptr> errors(np);
     std::vector<std::thread> threads;
     threads.reserve(np);
     for (std::size_t p = 0; p < np; ++p)
       threads.emplace_back([&, p] {
         try {
-          pieces[p] = f(*parts_[p]);
+          partition_type& op = *parts_[p];
+          const auto& piece = f(op);
+          const index_t o0 = begin_[p], n = begin_[p + 1] - o0;
+          emgpu::detail::require(op.last_num_rhs() == n_rhs && index_t(piece.size()) >= 6 * n * n_rhs,
+                                 "fe_iiee::multi_gpu_operator: partition result of unexpected size");
+          const backend::cuda& b = op.backend();
+          emgpu::detail::device_guard g(b.device);
+          constexpr std::size_t z = sizeof(complex_type);
+          if (layout == scat_layout::by_rhs)  // a row of 6 n values per RHS
+            EMGPU_CUDA_CHECK(cudaMemcpy2DAsync(out.data() + 6 * o0, z * std::size_t(6 * n_obs_), piece.data(),
+                                               z * std::size_t(6 * n), z * std::size_t(6 * n),
+                                               std::size_t(n_rhs), cudaMemcpyDeviceToHost, b.stream));
+          else  // one contiguous block
+            EMGPU_CUDA_CHECK(cudaMemcpyAsync(out.data() + 6 * n_rhs * o0, piece.data(),
+                                             z * std::size_t(6 * n * n_rhs), cudaMemcpyDeviceToHost,
+                                             b.stream));
+          EMGPU_CUDA_CHECK(cudaStreamSynchronize(b.stream));
         } catch (...) {
           errors[p] = std::current_exception();
         }
@@ -141,17 +168,6 @@ class multi_gpu_operator {
     for (auto& t : threads) t.join();
     for (auto& e : errors)
       if (e) std::rethrow_exception(e);
-    const index_t n_rhs = index_t(pieces[0].size()) / (6 * (begin_[1] - begin_[0]));
-    std::vector<complex_type> out(std::size_t(6 * n_obs_ * n_rhs));
-    for (std::size_t p = 0; p < np; ++p) {
-      const index_t o0 = begin_[p], n = begin_[p + 1] - o0;
-      if (layout == scat_layout::by_rhs) {
-        for (index_t r = 0; r < n_rhs; ++r)
-          std::copy_n(pieces[p].begin() + 6 * n * r, 6 * n, out.begin() + 6 * (o0 + n_obs_ * r));
-      } else {
-        std::copy_n(pieces[p].begin(), 6 * n * n_rhs, out.begin() + 6 * n_rhs * o0);
-      }
-    }
     return out;
   }
 

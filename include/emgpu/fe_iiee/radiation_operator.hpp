@@ -68,7 +68,7 @@ class radiation_operator {
   radiation_operator(const Backend& b, const source_surface<Real>& sources,
                      std::span<const Real> observers, const medium<Real>& m,
                      const radiation_options<Real>& opts = {})
-      : b_(b), k_(m.k), eta_(m.eta) {
+      : b_(b), k_(m.k), eta_(m.eta), kernel_(opts.kernel), dmma_(opts.dmma) {
     using emgpu::detail::require;
     require(std::isfinite(double(k_)) && k_ > 0, "fe_iiee::radiation_operator: k must be finite and > 0");
     require(std::isfinite(double(eta_)) && eta_ > 0,
@@ -134,7 +134,10 @@ class radiation_operator {
                   " of a source point (distance " + std::to_string(std::sqrt(double(d2))) + ")");
     }
 #if defined(__CUDACC__)
-    if constexpr (is_device_backend_v<Backend>) sm_count_ = detail::cuda_sm_count(b_.device);
+    if constexpr (is_device_backend_v<Backend>) {
+      sm_count_ = detail::cuda_sm_count(b_.device);
+      cc_major_ = detail::cuda_cc_major(b_.device);
+    }
 #endif
   }
 
@@ -144,6 +147,8 @@ class radiation_operator {
   Real impedance() const noexcept { return eta_; }
   /// Minimum observer-source distance enforced at construction.
   Real min_separation() const noexcept { return min_sep_; }
+  /// Arithmetic units requested for the CUDA kernel (options; host backends ignore it).
+  device_kernel kernel() const noexcept { return kernel_; }
   bool has_normals() const noexcept { return !normals_.empty(); }
   const Backend& backend() const noexcept { return b_; }
 
@@ -155,11 +160,7 @@ class radiation_operator {
   /// @throws emgpu::device_error on a failed device allocation, copy or launch.
   std::vector<complex_type> apply(std::span<const complex_type> J, std::span<const complex_type> M,
                                   scat_layout layout = scat_layout::by_rhs) {
-    const index_t n_rhs = rhs_count(J.size(), M.size(), "apply");
-    emgpu::detail::require(all_finite_host(J) && all_finite_host(M),
-                           "fe_iiee::radiation_operator::apply: non-finite current");
-    fold_host_input<false>(J.data(), M.data(), n_rhs);
-    run(n_rhs, layout);
+    run_host_input<false>(J, M, layout, "apply");
     return download();
   }
 
@@ -169,14 +170,28 @@ class radiation_operator {
   std::vector<complex_type> apply_fields(std::span<const complex_type> E,
                                          std::span<const complex_type> H,
                                          scat_layout layout = scat_layout::by_rhs) {
-    emgpu::detail::require(has_normals(),
-                           "fe_iiee::radiation_operator::apply_fields: no normals were given");
-    const index_t n_rhs = rhs_count(E.size(), H.size(), "apply_fields");
-    emgpu::detail::require(all_finite_host(E) && all_finite_host(H),
-                           "fe_iiee::radiation_operator::apply_fields: non-finite field");
-    fold_host_input<true>(E.data(), H.data(), n_rhs);
-    run(n_rhs, layout);
+    run_host_input<true>(E, H, layout, "apply_fields");
     return download();
+  }
+
+  /// @brief As apply() (host currents), leaving the scat_vec in the backend's
+  ///        memory (result()) instead of returning a host copy: for callers
+  ///        that place it themselves (multi_gpu_operator gathers the pieces of
+  ///        its partitions straight into one host vector).
+  /// @throws as apply().
+  const buffer<complex_type>& apply_keep(std::span<const complex_type> J, std::span<const complex_type> M,
+                                         scat_layout layout = scat_layout::by_rhs) {
+    run_host_input<false>(J, M, layout, "apply_keep");
+    return scat_;
+  }
+
+  /// @brief As apply_fields(), leaving the scat_vec in the backend's memory.
+  /// @throws as apply_fields().
+  const buffer<complex_type>& apply_fields_keep(std::span<const complex_type> E,
+                                                std::span<const complex_type> H,
+                                                scat_layout layout = scat_layout::by_rhs) {
+    run_host_input<true>(E, H, layout, "apply_fields_keep");
+    return scat_;
   }
 
   /// @brief apply() on currents already in the backend's memory; the scat_vec
@@ -254,6 +269,19 @@ class radiation_operator {
     if (index_t(v.size()) < n) v = make_vector<T>(b_, n);
   }
 
+  // Checks host currents (Fields = false) or fields, folds them and runs.
+  template <bool Fields>
+  void run_host_input(std::span<const complex_type> a, std::span<const complex_type> c, scat_layout layout,
+                      const char* what) {
+    const std::string where = std::string("fe_iiee::radiation_operator::") + what;
+    if constexpr (Fields) emgpu::detail::require(has_normals(), where + ": no normals were given");
+    const index_t n_rhs = rhs_count(a.size(), c.size(), what);
+    emgpu::detail::require(all_finite_host(a) && all_finite_host(c),
+                           where + (Fields ? ": non-finite field" : ": non-finite current"));
+    fold_host_input<Fields>(a.data(), c.data(), n_rhs);
+    run(n_rhs, layout);
+  }
+
   // Host input: host backends fold straight from the caller's memory; the
   // device backend first copies into its kept staging buffers.
   template <bool Fields>
@@ -321,12 +349,16 @@ class radiation_operator {
 #if defined(__CUDACC__)
       const auto plan = detail::make_cuda_plan(fixed_kind(), std::is_same_v<Strategy, strategy::automatic>,
                                                n_s_, n_obs_, n_rhs, sm_count_, sizeof(Real),
-                                               std::size_t(512) << 20);
+                                               std::size_t(512) << 20, kernel_, dmma_, cc_major_);
       n_part = plan.slices;
       ensure(acc_, n_part * n_obs_ * n_rhs * 12);
       detail::cuda_run(b_, plan, src_.data(), n_s_, folded_.data(), n_rhs, obs_.data(), n_obs_, k_,
                        acc_.data());
-      last_strategy_ = std::string("cuda rhs/thread=") + std::to_string(plan.rhs_per_thread) +
+      last_strategy_ = (plan.tensor_tiles > 0
+                            ? std::string("cuda tensor-cores ") + detail::tc_shape_name(plan.shape) +
+                                  " rhs/warp-chunk="
+                            : std::string("cuda rhs/thread=")) +
+                       std::to_string(plan.rhs_per_thread) +
                        " rhs-chunks-in-grid=" + std::to_string(plan.grid_y) +
                        " source-slices=" + std::to_string(plan.slices);
 #endif
@@ -353,7 +385,9 @@ class radiation_operator {
   Real k_, eta_;
   index_t n_s_ = 0, n_obs_ = 0, last_rhs_ = 0;
   Real min_sep_ = 0;
-  int sm_count_ = 1;
+  device_kernel kernel_ = device_kernel::automatic;
+  dmma_shape dmma_ = dmma_shape::automatic;
+  int sm_count_ = 1, cc_major_ = 9;
   buffer<point4<Real>> src_, obs_;
   buffer<Real> normals_, folded_, acc_;
   buffer<complex_type> stage_a_, stage_b_, scat_;

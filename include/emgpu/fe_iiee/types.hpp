@@ -76,6 +76,39 @@ struct medium {
   Real eta;
 };
 
+/// @brief Which arithmetic units the CUDA backend uses for the per-pair
+///        products (host backends ignore it). Both give the same scat_vec to
+///        rounding.
+enum class device_kernel {
+  /// tensor_cores for double with 8 or more RHS, else cuda_cores (default).
+  automatic,
+  /// FP64/FP32 CUDA cores: a thread per observer, up to 4 (double) or 8 (float)
+  /// RHS accumulated in registers with the structured 188-flop form per RHS.
+  cuda_cores,
+  /// FP64 tensor cores (DMMA, sm_80 and newer): per source point, the 6 x 6
+  /// complex coupling of 8 observers times the currents of 4 RHS as real
+  /// 8 x 4 by 4 x 8 products (2 x 2 real blocks per complex product), issued
+  /// in the mma shape of radiation_options::dmma. Double only: float keeps
+  /// cuda_cores (tensor cores have no FP32 product of full precision). RHS are
+  /// padded to a multiple of 4 per chunk.
+  tensor_cores
+};
+
+/// @brief PTX mma shape of the tensor-core kernel. All compute the same
+///        products (the wider ones stack two or four of the 8 x 8 x 4 ones);
+///        they differ only in speed. Shapes that need sm_90 fall back to
+///        m8n8k4 on sm_80-89.
+enum class dmma_shape {
+  /// m16n8k8 on sm_90 and newer (fewest instructions), m8n8k4 before (default).
+  automatic,
+  /// mma.m8n8k4.f64 (sm_80): one component of 8 observers, one source.
+  m8n8k4,
+  /// mma.m16n8k4.f64 (sm_90): the E and C components c of 8 observers, one source.
+  m16n8k4,
+  /// mma.m16n8k8.f64 (sm_90): as m16n8k4 for two source points at once.
+  m16n8k8
+};
+
 /// @brief Options of the operator.
 template <class Real>
 struct radiation_options {
@@ -86,6 +119,10 @@ struct radiation_options {
   /// Check every observer against every source at construction (O(n_s n_o),
   /// about 5% of one apply with one RHS). Disable only for trusted geometry.
   bool check_separation = true;
+  /// CUDA only: arithmetic units of the radiation kernel (see device_kernel).
+  device_kernel kernel = device_kernel::automatic;
+  /// CUDA only: mma shape of the tensor-core kernel (see dmma_shape).
+  dmma_shape dmma = dmma_shape::automatic;
 };
 
 }  // namespace emgpu::fe_iiee

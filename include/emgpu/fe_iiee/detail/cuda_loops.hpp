@@ -18,6 +18,7 @@
 #include "../../backend/cuda.hpp"
 #include "../../backend/cuda_check.hpp"
 #include "../radiation_kernel.hpp"
+#include "cuda_tensor.hpp"
 #include "functors.hpp"
 
 namespace emgpu::fe_iiee::detail {
@@ -83,22 +84,43 @@ __global__ void __launch_bounds__(cuda_block)
 
 /// Launch geometry chosen for one apply.
 struct cuda_plan {
-  int rhs_per_thread = 1;  // RB
+  int rhs_per_thread = 1;  // RB (CUDA cores) or RHS per warp chunk (tensor cores)
+  int tensor_tiles = 0;    // 0: CUDA-core kernel; else n-tiles of 4 RHS of the tensor kernel
+  tc_shape shape = tc_shape::m8n8k4;  // tensor kernel: mma shape (sm_90 ones need sm_90)
   unsigned grid_y = 1;     // RHS chunks across the grid
   unsigned slices = 1;     // source slices (partial accumulators)
 };
 
-/// Picks RB, the RHS-chunk spread and the source slicing for a strategy.
-/// `max_partial_bytes` bounds the partial buffer of the source slicing.
+/// RHS count from which device_kernel::automatic takes the tensor cores (double).
+inline constexpr index_t tensor_min_rhs = 8;
+
+/// Picks the kernel, RB, the RHS-chunk spread and the source slicing for a
+/// strategy. `max_partial_bytes` bounds the partial buffer of the source slicing.
 inline cuda_plan make_cuda_plan(loop_kind kind, bool automatic, index_t n_s, index_t n_obs,
                                 index_t n_rhs, int sm_count, std::size_t real_size,
-                                std::size_t max_partial_bytes) {
+                                std::size_t max_partial_bytes,
+                                device_kernel kern = device_kernel::automatic,
+                                dmma_shape shape = dmma_shape::automatic, int cc_major = 9) {
   cuda_plan p;
-  // RHS per thread: as many as the registers hold without spilling (ptxas -v:
-  // double x4 = 248 registers; float x8 fits as well).
-  p.rhs_per_thread = n_rhs == 1 ? 1 : (n_rhs == 2 ? 2 : (real_size == 4 && n_rhs >= 8 ? 8 : 4));
+  const bool tensor = real_size == 8 && (kern == device_kernel::tensor_cores ||
+                                         (kern == device_kernel::automatic && n_rhs >= tensor_min_rhs));
+  if (tensor) {
+    switch (shape) {
+      case dmma_shape::m8n8k4: p.shape = tc_shape::m8n8k4; break;
+      case dmma_shape::m16n8k4: p.shape = tc_shape::m16n8k4; break;
+      case dmma_shape::m16n8k8: p.shape = tc_shape::m16n8k8; break;
+      default: p.shape = cc_major >= 9 ? tc_shape::m16n8k8 : tc_shape::m8n8k4; break;
+    }
+    p.tensor_tiles = tc_tiles_for(n_rhs);
+    p.rhs_per_thread = 4 * p.tensor_tiles;
+  } else {
+    // RHS per thread: as many as the registers hold without spilling (ptxas -v:
+    // double x4 = 248 registers; float x8 fits as well).
+    p.rhs_per_thread = n_rhs == 1 ? 1 : (n_rhs == 2 ? 2 : (real_size == 4 && n_rhs >= 8 ? 8 : 4));
+  }
+  const index_t obs_per_block = tensor ? tc_obs_per_block : cuda_block;
   const index_t chunks = (n_rhs + p.rhs_per_thread - 1) / p.rhs_per_thread;
-  const index_t obs_blocks = (n_obs + cuda_block - 1) / cuda_block;
+  const index_t obs_blocks = (n_obs + obs_per_block - 1) / obs_per_block;
   if (kind == loop_kind::over_rhs || automatic)
     p.grid_y = unsigned(std::min<index_t>(chunks, 65535));
   if (kind == loop_kind::over_sources || automatic) {
@@ -106,7 +128,7 @@ inline cuda_plan make_cuda_plan(loop_kind kind, bool automatic, index_t n_s, ind
     const index_t want_blocks = index_t(8) * std::max(sm_count, 1);
     const index_t have = obs_blocks * index_t(p.grid_y);
     index_t s = (want_blocks + have - 1) / have;
-    s = std::min<index_t>(s, std::max<index_t>(1, n_s / (4 * cuda_src_tile)));
+    s = std::min<index_t>(s, std::max<index_t>(1, n_s / (4 * (tensor ? tc_src_tile : cuda_src_tile))));
     if (kind == loop_kind::over_sources && !automatic) s = std::max<index_t>(s, 2);
     // The memory bound wins over the forced split: one slice is always allowed.
     const std::size_t per_slice = std::size_t(n_obs) * std::size_t(n_rhs) * 12 * real_size;
@@ -121,8 +143,19 @@ inline void cuda_run(const backend::cuda& b, const cuda_plan& p, const point4<Re
                      index_t n_s, const Real* folded, index_t n_rhs, const point4<Real>* obs,
                      index_t n_obs, Real k, Real* acc) {
   emgpu::detail::device_guard g(b.device);
-  const dim3 grid(unsigned((n_obs + cuda_block - 1) / cuda_block), p.grid_y, p.slices);
   const Real inv_k = Real(1) / k;
+  if constexpr (sizeof(Real) == 8) {
+    if (p.tensor_tiles > 0) {
+      const dim3 grid(unsigned((n_obs + tc_obs_per_block - 1) / tc_obs_per_block), p.grid_y, p.slices);
+      const auto launch = p.shape == tc_shape::m16n8k8   ? tc_launch<tc_shape::m16n8k8>
+                          : p.shape == tc_shape::m16n8k4 ? tc_launch<tc_shape::m16n8k4>
+                                                         : tc_launch<tc_shape::m8n8k4>;
+      launch(p.tensor_tiles, grid, b.stream, src, n_s, folded, n_rhs, obs, n_obs, k, inv_k, acc);
+      EMGPU_CUDA_CHECK_LAUNCH("emgpu::fe_iiee::radiate_tc_kernel");
+      return;
+    }
+  }
+  const dim3 grid(unsigned((n_obs + cuda_block - 1) / cuda_block), p.grid_y, p.slices);
   switch (p.rhs_per_thread) {
     case 1:
       radiate_kernel<Real, 1><<<grid, cuda_block, 0, b.stream>>>(src, n_s, folded, n_rhs, obs,
@@ -145,6 +178,20 @@ inline void cuda_run(const backend::cuda& b, const cuda_plan& p, const point4<Re
       break;
   }
   EMGPU_CUDA_CHECK_LAUNCH("emgpu::fe_iiee::radiate_kernel");
+}
+
+inline int cuda_cc_major(int device) {
+  int n = 0;
+  EMGPU_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrComputeCapabilityMajor, device));
+  return n;
+}
+
+inline const char* tc_shape_name(tc_shape s) {
+  switch (s) {
+    case tc_shape::m16n8k8: return "m16n8k8";
+    case tc_shape::m16n8k4: return "m16n8k4";
+    default: return "m8n8k4";
+  }
 }
 
 inline int cuda_sm_count(int device) {
