@@ -472,7 +472,11 @@ TEST_CASE("fe_iiee: tensor-core kernel equals the CUDA-core kernel and the seria
                                                                         fe::device_kernel::tensor_cores, &plan),
           "tensor_cores over_sources");
     INFO(plan);
-    CHECK(plan.find("source-slices=1") == std::string::npos);  // really split the sources
+    {  // really split the sources: the plan names more than one source slice
+      const auto at = plan.find("source-slices=");
+      REQUIRE(at != std::string::npos);
+      CHECK(std::stol(plan.substr(at + 14)) > 1);
+    }
     check(radiate_with<emgpu::backend::cuda, fe::strategy::over_rhs>(g, s, obs, c,
                                                                     fe::device_kernel::tensor_cores),
           "tensor_cores over_rhs");
