@@ -12,6 +12,7 @@
 //           enters)
 // In addition, where |f| >= env/2 (clearly away from zeros) the relative error
 // alone must stay below rel.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -259,7 +260,75 @@ struct parity_fn {
   }
 };
 
+struct fast_hankel_fn {
+  const double* x;
+  complex<double>* fast;
+  complex<double>* general;
+  EMGPU_HD void operator()(index_t i) const {
+    fast[i] = math::hankel2_0_fast(x[i]);
+    general[i] = math::hankel2_0(x[i]);
+  }
+};
+
 }  // namespace
+
+TEMPLATE_LIST_TEST_CASE("hankel2_0_fast matches mpmath and hankel2_0", "[math][bessel]", backends) {
+  const TestType b{};
+  // 1. The mpmath reference points (J0 = Re, Y0 = -Im), same tolerance as hankel2_0:
+  //    rel 1e-14, abs 1e-15 of the envelope. x > 32 runs the short far polynomials.
+  const reference& ref = load_reference();
+  std::vector<std::size_t> idx;
+  for (std::size_t i = 0; i < ref.x.size(); ++i) idx.push_back(i);
+  const index_t n = index_t(ref.x.size());
+  auto x = emgpu_test::upload(b, ref.x);
+  auto fast = make_vector<complex<double>>(b, n), general = make_vector<complex<double>>(b, n);
+  for_each_index(b, n, fast_hankel_fn{x.data(), fast.data(), general.data()});
+  const auto fh = to_host(b, fast);
+  std::vector<double> j0(fh.size()), y0(fh.size());
+  for (std::size_t i = 0; i < fh.size(); ++i) {
+    j0[i] = fh[i].real();
+    y0[i] = -fh[i].imag();
+  }
+  std::size_t far = 0;
+  for (double v : ref.x) far += v > 32 ? 1 : 0;
+  REQUIRE(far > 500);  // the reference file reaches 1e4: the far path is exercised
+  for (int k : {0, 2}) {
+    const error_stats st = check(ref, idx, k == 0 ? j0 : y0, k, 1e-14, 1e-15);
+    INFO(backend_traits<TestType>::name << " hankel2_0_fast " << fname[k] << ": " << st.failures
+         << " failures, first at x = " << st.worst_x << "; max rel " << st.max_rel_away << ", max err/env "
+         << st.max_abs_env);
+    CHECK(st.failures == 0);
+    CHECK(st.max_rel_away <= 1e-14);
+    std::printf("[math] %-7s hankel2_0_fast %s max rel err (away from zeros) %.2e, max abs err/env %.2e\n",
+                backend_traits<TestType>::name, fname[k], st.max_rel_away, st.max_abs_env);
+  }
+  // 2. Dense log-spaced points over [20, 1e6] (both sides of the switch at 32):
+  //    |fast - general| <= 4e-15 |H|, the sum of the two ~1e-15 (measured up to
+  //    ~8e-16) relative errors with margin; |H0^(2)| never vanishes.
+  const index_t m = 40000;
+  std::vector<double> xs(static_cast<std::size_t>(m));
+  for (index_t i = 0; i < m; ++i) xs[std::size_t(i)] = 20.0 * std::pow(5e4, double(i) / double(m - 1)) * (1 + 1e-4 * std::sin(double(i)));
+  auto xd = emgpu_test::upload(b, xs);
+  auto f2 = make_vector<complex<double>>(b, m), g2 = make_vector<complex<double>>(b, m);
+  for_each_index(b, m, fast_hankel_fn{xd.data(), f2.data(), g2.data()});
+  const auto fa = to_host(b, f2), ga = to_host(b, g2);
+  double worst = 0;
+  for (index_t i = 0; i < m; ++i) {
+    const auto d = fa[std::size_t(i)] - ga[std::size_t(i)];
+    const double e = std::hypot(d.real(), d.imag()) / std::hypot(ga[std::size_t(i)].real(), ga[std::size_t(i)].imag());
+    INFO("x = " << xs[std::size_t(i)]);
+    REQUIRE(e <= 4e-15);
+    worst = std::max(worst, e);
+  }
+  std::printf("[math] %-7s hankel2_0_fast vs hankel2_0 max |dH|/|H| = %.2e\n", backend_traits<TestType>::name, worst);
+  // 3. Bad input as hankel2_0: NaN for x <= 0, NaN and +inf.
+  const std::vector<double> bad = {0.0, -1.0, -40.0, std::numeric_limits<double>::quiet_NaN(),
+                                   std::numeric_limits<double>::infinity()};
+  auto xb = emgpu_test::upload(b, bad);
+  auto fb = make_vector<complex<double>>(b, index_t(bad.size())), gb = make_vector<complex<double>>(b, index_t(bad.size()));
+  for_each_index(b, index_t(bad.size()), fast_hankel_fn{xb.data(), fb.data(), gb.data()});
+  for (const auto& v : to_host(b, fb)) REQUIRE((std::isnan(v.real()) && std::isnan(v.imag())));
+}
 
 TEMPLATE_LIST_TEST_CASE("Bessel and Hankel functions match mpmath in double", "[math][bessel]",
                         backends) {
