@@ -4,6 +4,7 @@
 // reciprocity, extinction inside the body), plus backend-vs-serial agreement.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <vector>
 
@@ -409,6 +410,8 @@ TEMPLATE_LIST_TEST_CASE("far-fill variants give the serial matrix entry by entry
       }
     INFO("far variant " << int(fv) << ": " << bad << " entries off; worst error / tolerance " << worst);
     CHECK(bad == 0);
+    std::printf("[fill] %-7s far variant %d: worst entry error / tolerance %.3f\n",
+                emgpu::backend_traits<TestType>::name, int(fv), worst);
     // float: the same bound with float eps (everything, the Hankel float path
     // included, runs in float: ~8 float ulps relative).
     const auto zf = variant_fill<emgpu::complexf>(b, d, k, fv, kn::near_fill_variant::warp);
