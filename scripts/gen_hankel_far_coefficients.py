@@ -18,6 +18,13 @@ operations per term and needs t = 128/x^2 - 1, a division).
 
 The script checks the double-rounded Horner polynomials against mpmath on 4000
 points x in (XF, 1e7] and prints the worst errors (see the header comment).
+
+It also emits the pieces of math::detail::sincos_fill (an own sin/cos for
+the fill): pi/2 split into two 33-bit parts and a rest (Cody-Waite: n P1 and
+n P2 are exact for |n| < 2^20), and polynomials S(u), C(u), u = r^2, with
+sin r = r + r^3 S(u), cos r = 1 - u/2 + u^2 C(u) for |r| <= pi/4 + 0.01
+(Chebyshev interpolation in u, 6 terms each: truncation error 1.2e-17 and 6e-19
+absolute, below half an ulp of the results).
 Usage: python3 scripts/gen_hankel_far_coefficients.py
 """
 import os
@@ -81,6 +88,59 @@ def horner(m, y):
     return r
 
 
+def round_bits(v, bits):
+    e = mp.floor(mp.log(abs(v), 2))
+    scale = mp.mpf(2) ** (bits - 1 - e)
+    return mp.nint(v * scale) / scale
+
+
+def trig_pieces():
+    half_pi = mp.pi / 2
+    p1 = round_bits(half_pi, 33)
+    p2 = round_bits(half_pi - p1, 33)
+    p3 = mp.mpf(float(half_pi - p1 - p2))
+    assert mp.mpf(float(p1)) == p1 and mp.mpf(float(p2)) == p2
+    rmax = mp.pi / 4 + mp.mpf("0.01")
+    umax = rmax * rmax
+    n = 40
+
+    def fit(f, nterms):
+        nodes = [umax * (1 + mp.cos(mp.pi * (j + mp.mpf(1) / 2) / n)) / 2 for j in range(n)]
+        fv = [f(u) for u in nodes]
+        c = [2 * mp.fsum(fv[j] * mp.cos(mp.pi * k * (j + mp.mpf(1) / 2) / n) for j in range(n)) / n
+             for k in range(n)]
+        c[0] /= 2
+        tail = max(abs(v) for v in c[nterms:])
+        c = c[:nterms]
+        tk = [[mp.mpf(1)], [mp.mpf(0), mp.mpf(1)]]
+        for k in range(2, nterms):
+            a = [mp.mpf(0)] + [2 * v for v in tk[k - 1]]
+            b = tk[k - 2] + [mp.mpf(0)] * (len(a) - len(tk[k - 2]))
+            tk.append([a[i] - b[i] for i in range(len(a))])
+        mt = [mp.mpf(0)] * nterms
+        for k in range(nterms):
+            for i, v in enumerate(tk[k]):
+                mt[i] += c[k] * v
+        m = [mp.mpf(0)] * nterms
+        for i in range(nterms):
+            for j in range(i + 1):
+                m[j] += mt[i] * mp.binomial(i, j) * (2 / umax) ** j * (-1) ** (i - j)
+        return m, tail
+
+    def s_fn(u):
+        r = mp.sqrt(u)
+        return (mp.sin(r) - r) / r ** 3
+
+    def c_fn(u):
+        r = mp.sqrt(u)
+        return (mp.cos(r) - 1 + u / 2) / (u * u)
+
+    ms, ts = fit(s_fn, 6)
+    mc, tc = fit(c_fn, 6)
+    print(f"sincos: S tail {float(ts):.1e}, C tail {float(tc):.1e} (times r^3, r^4 <= 0.5, 0.4)")
+    return [float(p1), float(p2), float(p3)], [float(v) for v in ms], [float(v) for v in mc]
+
+
 def main():
     pieces = []
     for idx, name, tol in [(0, "p0_far", mp.mpf("4e-18")), (1, "xq0_far", mp.mpf("4e-18") * XF)]:
@@ -126,6 +186,21 @@ inline constexpr double hankel_far_x = {XF}.0;
         out.append(f"""
 /// {name}(y), y = ({XF}/x)^2 in (0, 1]: {nt} terms.
 EMGPU_HD inline double {name}(double y) {{
+""" + "\n".join(lines) + "\n  return r;\n}\n")
+    cw, ms, mc = trig_pieces()
+    out.append(f"""
+/// pi/2 = P1 + P2 + P3 (P1, P2 with 33 significant bits: n P1, n P2 exact for |n| < 2^20).
+inline constexpr double half_pi_1 = {cw[0]:.17e};
+inline constexpr double half_pi_2 = {cw[1]:.17e};
+inline constexpr double half_pi_3 = {cw[2]:.17e};
+""")
+    for name, m, what in [("sin_poly", ms, "(sin r - r) / r^3"), ("cos_poly", mc, "(cos r - 1 + r^2/2) / r^4")]:
+        lines = [f"  double r = {m[-1]:.17e};"]
+        for v in reversed(m[:-1]):
+            lines.append(f"  r = r * u + {v:.17e};")
+        out.append(f"""
+/// {what} as a polynomial in u = r^2, |r| <= pi/4 + 0.01.
+EMGPU_HD inline double {name}(double u) {{
 """ + "\n".join(lines) + "\n  return r;\n}\n")
     out.append("\n}  // namespace emgpu::math::detail::coef\n")
     here = os.path.dirname(os.path.abspath(__file__))

@@ -42,11 +42,13 @@ concept efie2d_kernel = requires(const K& k, const geometry::mesh& m) {
 ///   in registers, c w_j from shared memory and an unrolled 4-entry loop.
 /// - fast_cs: fast with streaming (evict-first) stores: the matrix is far
 ///   larger than L2 and is not read back by this kernel.
+/// - fast_sc: fast with math::detail::sincos_fill (own Cody-Waite reduction
+///   and polynomials, no coefficient selects) instead of CUDA's sincos.
 /// On the host, pair and tri are the same loop; fast and fast_cs use
-/// hankel2_0_fast.
-enum class far_fill_variant { pair, tri, fast, fast_cs };
+/// hankel2_0_fast, fast_sc its sincos_fill form.
+enum class far_fill_variant { pair, tri, fast, fast_cs, fast_sc };
 
-/// The library default (the lead measures all four and may switch it).
+/// The library default (the lead measures all variants and may switch it).
 inline constexpr far_fill_variant default_far_fill = far_fill_variant::fast;
 
 /// @brief Near-pass implementations: thread = one thread per near block (the
@@ -73,9 +75,22 @@ EMGPU_HD inline S to_scalar(complex<double> v) {
 /// self pass.
 inline constexpr index_t far_tile = 32;
 
-/// Hankel evaluation of the far pass: Fast picks math::hankel2_0_fast (short
-/// large-argument polynomials, no division), otherwise math::hankel2_0.
-template <class S, bool Fast = false>
+/// Hankel evaluation of the far pass: H = 0 math::hankel2_0; 1
+/// math::hankel2_0_fast (short large-argument polynomials, no division); 2 the
+/// same with math::detail::sincos_fill instead of the CUDA / libm sincos.
+template <int H, class R>
+EMGPU_HD inline complex<R> fill_hankel(R x) {
+  if constexpr (H == 0) {
+    return math::hankel2_0(x);
+  } else if constexpr (H == 1 || !std::is_same_v<R, double>) {
+    return math::hankel2_0_fast(x);
+  } else {
+    if (x > math::detail::coef::hankel_far_x) return math::detail::h0_far<true>(x);  // false for NaN
+    return math::hankel2_0(x);
+  }
+}
+
+template <class S, int H = 0>
 struct far_fill_fn {
   using R = real_type_t<S>;
   const double* x;
@@ -90,9 +105,7 @@ struct far_fill_fn {
   }
   /// From the coordinate differences (kept in registers by the CUDA kernels).
   EMGPU_HD complex<R> hr(R dx, R dy) const {
-    const R kr = k * math::detail::hd_sqrt(dx * dx + dy * dy);
-    if constexpr (Fast) return math::hankel2_0_fast(kr);
-    else return math::hankel2_0(kr);
+    return fill_hankel<H>(k * math::detail::hd_sqrt(dx * dx + dy * dy));
   }
   EMGPU_HD void put(index_t i, index_t j, complex<R> hv) const {
     const R s = c * static_cast<R>(w[j]);
@@ -124,8 +137,8 @@ struct far_fill_fn {
   }
 };
 
-template <class B, class S, bool Fast>
-void far_fill(const B& b, const far_fill_fn<S, Fast>& f, far_fill_variant) {
+template <class B, class S, int H>
+void far_fill(const B& b, const far_fill_fn<S, H>& f, far_fill_variant) {
   const index_t t = (f.n + far_tile - 1) / far_tile;
   for_each_index(b, t * (t + 1) / 2, f);
 }
@@ -185,12 +198,12 @@ inline constexpr int far_rows_per_pass = 8;  // blockDim.y of the tile-pair kern
 /// unrolled for independent work in flight), x_i, y_i of the thread's row in
 /// registers and c w of both tiles' columns in shared memory; 32-bit local
 /// indices, 64-bit only for the matrix offset.
-template <class S, bool Fast, bool Streaming>
-__global__ void __launch_bounds__(256) far_fill_tri_kernel(far_fill_fn<S, Fast> f) {
+template <class S, int H, bool Streaming>
+__global__ void __launch_bounds__(256) far_fill_tri_kernel(far_fill_fn<S, H> f) {
   using R = real_type_t<S>;
   constexpr int T = int(far_tile), Y = far_rows_per_pass;
   index_t ti, tj;
-  far_fill_fn<S, Fast>::pair_of(index_t(blockIdx.x), ti, tj);  // uniform per block
+  far_fill_fn<S, H>::pair_of(index_t(blockIdx.x), ti, tj);  // uniform per block
   __shared__ R tre[T][T + 1];
   __shared__ R tim[T][T + 1];
   __shared__ R cwj[T], cwi[T];  // c w of the columns of Z(I, J) and of Z(J, I)
@@ -231,8 +244,8 @@ __global__ void __launch_bounds__(256) far_fill_tri_kernel(far_fill_fn<S, Fast> 
   }
 }
 
-template <class S, bool Fast>
-void far_fill(const backend::cuda& b, const far_fill_fn<S, Fast>& f, far_fill_variant v) {
+template <class S, int H>
+void far_fill(const backend::cuda& b, const far_fill_fn<S, H>& f, far_fill_variant v) {
   if (f.n <= 0) return;
   emgpu::detail::device_guard g(b.device);
   const index_t t = (f.n + far_tile - 1) / far_tile;
@@ -246,12 +259,14 @@ void far_fill(const backend::cuda& b, const far_fill_fn<S, Fast>& f, far_fill_va
   const index_t pairs = t * (t + 1) / 2;
   emgpu::detail::require(pairs <= 2147483647, "emgpu::kernel: matrix too large for the far-fill grid (n > 2097120)");
   const dim3 grid{unsigned(pairs)}, block{unsigned(far_tile), unsigned(far_rows_per_pass)};
-  const far_fill_fn<S, false> fg{f.x, f.y, f.w, f.k, f.c, f.z, f.ld, f.n};
-  const far_fill_fn<S, true> ff{f.x, f.y, f.w, f.k, f.c, f.z, f.ld, f.n};
+  const far_fill_fn<S, 0> fg{f.x, f.y, f.w, f.k, f.c, f.z, f.ld, f.n};
+  const far_fill_fn<S, 1> ff{f.x, f.y, f.w, f.k, f.c, f.z, f.ld, f.n};
+  const far_fill_fn<S, 2> fs{f.x, f.y, f.w, f.k, f.c, f.z, f.ld, f.n};
   switch (v) {
-    case far_fill_variant::tri: far_fill_tri_kernel<S, false, false><<<grid, block, 0, b.stream>>>(fg); break;
-    case far_fill_variant::fast_cs: far_fill_tri_kernel<S, true, true><<<grid, block, 0, b.stream>>>(ff); break;
-    default: far_fill_tri_kernel<S, true, false><<<grid, block, 0, b.stream>>>(ff); break;
+    case far_fill_variant::tri: far_fill_tri_kernel<S, 0, false><<<grid, block, 0, b.stream>>>(fg); break;
+    case far_fill_variant::fast_cs: far_fill_tri_kernel<S, 1, true><<<grid, block, 0, b.stream>>>(ff); break;
+    case far_fill_variant::fast_sc: far_fill_tri_kernel<S, 2, false><<<grid, block, 0, b.stream>>>(fs); break;
+    default: far_fill_tri_kernel<S, 1, false><<<grid, block, 0, b.stream>>>(ff); break;
   }
   EMGPU_CUDA_CHECK_LAUNCH("emgpu::kernel far_fill_tri_kernel");
 }
@@ -550,11 +565,12 @@ class efie2d_operator {
     using R = real_type_t<S>;
     const double c = k * eta / 4;
     const bool fast = far_ == far_fill_variant::fast || far_ == far_fill_variant::fast_cs;
-    if (is_device_backend_v<Backend> || !fast)  // the CUDA far_fill picks its kernel from far_
+    if (is_device_backend_v<Backend> || (!fast && far_ != far_fill_variant::fast_sc))  // CUDA: kernel from far_
       detail::far_fill(b_, detail::far_fill_fn<S>{x_.data(), y_.data(), w_.data(), R(k), R(c), z.data, z.ld, n_}, far_);
+    else if (fast)
+      detail::far_fill(b_, detail::far_fill_fn<S, 1>{x_.data(), y_.data(), w_.data(), R(k), R(c), z.data, z.ld, n_}, far_);
     else
-      detail::far_fill(b_, detail::far_fill_fn<S, true>{x_.data(), y_.data(), w_.data(), R(k), R(c), z.data, z.ld, n_},
-                       far_);
+      detail::far_fill(b_, detail::far_fill_fn<S, 2>{x_.data(), y_.data(), w_.data(), R(k), R(c), z.data, z.ld, n_}, far_);
     if (analytic_self_) for_each_index(b_, n_, detail::self_fill_fn<S>{w_.data(), k, c, z.data, z.ld});
     if (nblocks_ > 0)
       detail::near_fill(b_, nblocks_,

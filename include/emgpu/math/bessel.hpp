@@ -21,7 +21,7 @@
 #include "../core/complex.hpp"
 #include "../core/config.hpp"
 #include "detail/bessel_impl.hpp"
-#include "detail/hankel_far_coefficients.hpp"
+#include "detail/hankel_far.hpp"
 
 namespace emgpu::math {
 
@@ -85,20 +85,7 @@ template <class T>
 EMGPU_HD inline complex<T> hankel2_0_fast(T x) {
   static_assert(std::is_floating_point_v<T>, "hankel2_0_fast: T must be float or double");
   if constexpr (std::is_same_v<T, double>) {
-    if (x > detail::coef::hankel_far_x) {  // false for NaN: handled by hankel2_0
-      constexpr double xf2 = detail::coef::hankel_far_x * detail::coef::hankel_far_x;
-      constexpr double inv_sqrt_pi = 0.564189583547756286948079451560772586;
-      const double h = detail::hd_rsqrt(x);  // x^(-1/2)
-      const double inv_x = h * h;
-      const double y = xf2 * inv_x * inv_x;
-      const double p = detail::coef::p0_far(y), q = detail::coef::xq0_far(y) * inv_x;
-      double s, c;
-      detail::hd_sincos(x, s, c);  // +inf: NaN
-      // sqrt(2/(pi x)) cos(x - pi/4) = (c + s) / sqrt(pi x), likewise for sin.
-      const double amp = h * inv_sqrt_pi;
-      const double sp = s + c, sm = s - c;
-      return complex<double>(amp * (p * sp - q * sm), -(amp * (p * sm + q * sp)));
-    }
+    if (x > detail::coef::hankel_far_x) return detail::h0_far<false>(x);  // false for NaN: hankel2_0
   }
   return hankel2_0(x);
 }

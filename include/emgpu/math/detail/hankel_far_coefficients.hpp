@@ -34,4 +34,31 @@ EMGPU_HD inline double xq0_far(double y) {
   return r;
 }
 
+/// pi/2 = P1 + P2 + P3 (P1, P2 with 33 significant bits: n P1, n P2 exact for |n| < 2^20).
+inline constexpr double half_pi_1 = 1.57079632673412561e+00;
+inline constexpr double half_pi_2 = 6.07710050630396598e-11;
+inline constexpr double half_pi_3 = 2.02226624879595063e-21;
+
+/// (sin r - r) / r^3 as a polynomial in u = r^2, |r| <= pi/4 + 0.01.
+EMGPU_HD inline double sin_poly(double u) {
+  double r = 1.59145408016407205e-10;
+  r = r * u + -2.50510814107434614e-08;
+  r = r * u + 2.75573158575244377e-06;
+  r = r * u + -1.98412698362802805e-04;
+  r = r * u + 8.33333333333062878e-03;
+  r = r * u + -1.66666666666666630e-01;
+  return r;
+}
+
+/// (cos r - 1 + r^2/2) / r^4 as a polynomial in u = r^2, |r| <= pi/4 + 0.01.
+EMGPU_HD inline double cos_poly(double u) {
+  double r = -1.13803869821908378e-11;
+  r = r * u + 2.08761147093221076e-09;
+  r = r * u + -2.75573171184004289e-07;
+  r = r * u + 2.48015872984663782e-05;
+  r = r * u + -1.38888888888871959e-03;
+  r = r * u + 4.16666666666666644e-02;
+  return r;
+}
+
 }  // namespace emgpu::math::detail::coef
