@@ -6,7 +6,7 @@
 // the same matrix on the CPU.
 //
 //   bench_scattering2d [--quick] [--out F.json] [--nmax N]
-//                      [--fill-variant pair|tri|fast|fast_cs|fast_sc|all] [--near-variant thread|warp|all]
+//                      [--fill-variant pair|tri|fast|fast_cs|fast_sc|fast_sc_occ|all] [--near-variant thread|warp|all]
 //
 // --fill-variant / --near-variant time the far- and near-pass implementations
 // of kernel::efie2d_operator (see far_fill_variant) side by side: each fill row
@@ -54,6 +54,7 @@ const char* far_name(kernel::far_fill_variant v) {
     case kernel::far_fill_variant::fast: return "fast";
     case kernel::far_fill_variant::fast_cs: return "fast_cs";
     case kernel::far_fill_variant::fast_sc: return "fast_sc";
+    case kernel::far_fill_variant::fast_sc_occ: return "fast_sc_occ";
   }
   return "?";
 }
@@ -70,7 +71,8 @@ variants parse_variants(const emgpu_bench::report& r) {
   variants v;
   const std::string f = r.option("--fill-variant", std::string(far_name(kernel::default_far_fill)));
   for (auto c : {kernel::far_fill_variant::pair, kernel::far_fill_variant::tri, kernel::far_fill_variant::fast,
-                 kernel::far_fill_variant::fast_cs, kernel::far_fill_variant::fast_sc})
+                 kernel::far_fill_variant::fast_cs, kernel::far_fill_variant::fast_sc,
+                 kernel::far_fill_variant::fast_sc_occ})
     if (f == "all" || f == far_name(c)) v.far.push_back(c);
   const std::string n = r.option("--near-variant", std::string(near_name(kernel::default_near_fill)));
   for (auto c : {kernel::near_fill_variant::thread, kernel::near_fill_variant::warp})

@@ -373,7 +373,7 @@ std::vector<S> variant_fill(const B& b, const kn::discretization& d, double k, k
 
 const kn::far_fill_variant all_far[] = {kn::far_fill_variant::pair, kn::far_fill_variant::tri,
                                         kn::far_fill_variant::fast, kn::far_fill_variant::fast_cs,
-                                        kn::far_fill_variant::fast_sc};
+                                        kn::far_fill_variant::fast_sc, kn::far_fill_variant::fast_sc_occ};
 const kn::near_fill_variant all_near[] = {kn::near_fill_variant::thread, kn::near_fill_variant::warp};
 
 }  // namespace

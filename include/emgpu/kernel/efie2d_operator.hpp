@@ -43,10 +43,12 @@ concept efie2d_kernel = requires(const K& k, const geometry::mesh& m) {
 /// - fast_cs: fast with streaming (evict-first) stores: the matrix is far
 ///   larger than L2 and is not read back by this kernel.
 /// - fast_sc: fast with math::detail::sincos_fill (own Cody-Waite reduction
-///   and polynomials, no coefficient selects) instead of CUDA's sincos.
+///   and polynomials, no conversions, quadrant by selects) instead of CUDA's sincos.
+/// - fast_sc_occ: fast_sc compiled for 8 blocks per SM (__launch_bounds__(256, 8):
+///   32 registers with a few spilled bytes, 64 warps per SM instead of 48).
 /// On the host, pair and tri are the same loop; fast and fast_cs use
-/// hankel2_0_fast, fast_sc its sincos_fill form.
-enum class far_fill_variant { pair, tri, fast, fast_cs, fast_sc };
+/// hankel2_0_fast, fast_sc and fast_sc_occ its sincos_fill form.
+enum class far_fill_variant { pair, tri, fast, fast_cs, fast_sc, fast_sc_occ };
 
 /// The library default: fewest instructions per value (on the host, where libm's
 /// sin and cos dominate, fast_sc measured 2x faster than fast per Hankel value);
@@ -200,8 +202,8 @@ inline constexpr int far_rows_per_pass = 8;  // blockDim.y of the tile-pair kern
 /// unrolled for independent work in flight), x_i, y_i of the thread's row in
 /// registers and c w of both tiles' columns in shared memory; 32-bit local
 /// indices, 64-bit only for the matrix offset.
-template <class S, int H, bool Streaming>
-__global__ void __launch_bounds__(256) far_fill_tri_kernel(far_fill_fn<S, H> f) {
+template <class S, int H, bool Streaming, int MinBlocks = 1>
+__global__ void __launch_bounds__(256, MinBlocks) far_fill_tri_kernel(far_fill_fn<S, H> f) {
   using R = real_type_t<S>;
   constexpr int T = int(far_tile), Y = far_rows_per_pass;
   index_t ti, tj;
@@ -268,6 +270,7 @@ void far_fill(const backend::cuda& b, const far_fill_fn<S, H>& f, far_fill_varia
     case far_fill_variant::tri: far_fill_tri_kernel<S, 0, false><<<grid, block, 0, b.stream>>>(fg); break;
     case far_fill_variant::fast_cs: far_fill_tri_kernel<S, 1, true><<<grid, block, 0, b.stream>>>(ff); break;
     case far_fill_variant::fast_sc: far_fill_tri_kernel<S, 2, false><<<grid, block, 0, b.stream>>>(fs); break;
+    case far_fill_variant::fast_sc_occ: far_fill_tri_kernel<S, 2, false, 8><<<grid, block, 0, b.stream>>>(fs); break;
     default: far_fill_tri_kernel<S, 1, false><<<grid, block, 0, b.stream>>>(ff); break;
   }
   EMGPU_CUDA_CHECK_LAUNCH("emgpu::kernel far_fill_tri_kernel");
@@ -567,7 +570,8 @@ class efie2d_operator {
     using R = real_type_t<S>;
     const double c = k * eta / 4;
     const bool fast = far_ == far_fill_variant::fast || far_ == far_fill_variant::fast_cs;
-    if (is_device_backend_v<Backend> || (!fast && far_ != far_fill_variant::fast_sc))  // CUDA: kernel from far_
+    const bool own_sincos = far_ == far_fill_variant::fast_sc || far_ == far_fill_variant::fast_sc_occ;
+    if (is_device_backend_v<Backend> || (!fast && !own_sincos))  // CUDA: kernel from far_
       detail::far_fill(b_, detail::far_fill_fn<S>{x_.data(), y_.data(), w_.data(), R(k), R(c), z.data, z.ld, n_}, far_);
     else if (fast)
       detail::far_fill(b_, detail::far_fill_fn<S, 1>{x_.data(), y_.data(), w_.data(), R(k), R(c), z.data, z.ld, n_}, far_);
