@@ -6,8 +6,16 @@
 // the same matrix on the CPU.
 //
 //   bench_scattering2d [--quick] [--out F.json] [--nmax N]
+//                      [--fill-variant pair|tri|fast|fast_cs|fast_sc|fast_sc_occ|all] [--near-variant thread|warp|all]
+//
+// --fill-variant / --near-variant time the far- and near-pass implementations
+// of kernel::efie2d_operator (see far_fill_variant) side by side: each fill row
+// is named "fill <kernel> [<far>/<near>]". Default: the library defaults only.
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include <Eigen/Dense>
@@ -39,27 +47,74 @@ emgpu_bench::stats time_it(const B& b, auto&& f, int warm, int reps) {
 // electrical size grows with N as a real sweep would (6 cells of 6 nodes per wavelength).
 double ka_for(index_t n) { return double(n) / 36.0 * 2 * constants::pi / (2 * constants::pi) * 1.0; }
 
+const char* far_name(kernel::far_fill_variant v) {
+  switch (v) {
+    case kernel::far_fill_variant::pair: return "pair";
+    case kernel::far_fill_variant::tri: return "tri";
+    case kernel::far_fill_variant::fast: return "fast";
+    case kernel::far_fill_variant::fast_cs: return "fast_cs";
+    case kernel::far_fill_variant::fast_sc: return "fast_sc";
+    case kernel::far_fill_variant::fast_sc_occ: return "fast_sc_occ";
+  }
+  return "?";
+}
+const char* near_name(kernel::near_fill_variant v) {
+  return v == kernel::near_fill_variant::thread ? "thread" : "warp";
+}
+
+struct variants {
+  std::vector<kernel::far_fill_variant> far;
+  std::vector<kernel::near_fill_variant> near;
+};
+
+variants parse_variants(const emgpu_bench::report& r) {
+  variants v;
+  const std::string f = r.option("--fill-variant", std::string(far_name(kernel::default_far_fill)));
+  for (auto c : {kernel::far_fill_variant::pair, kernel::far_fill_variant::tri, kernel::far_fill_variant::fast,
+                 kernel::far_fill_variant::fast_cs, kernel::far_fill_variant::fast_sc,
+                 kernel::far_fill_variant::fast_sc_occ})
+    if (f == "all" || f == far_name(c)) v.far.push_back(c);
+  const std::string n = r.option("--near-variant", std::string(near_name(kernel::default_near_fill)));
+  for (auto c : {kernel::near_fill_variant::thread, kernel::near_fill_variant::warp})
+    if (n == "all" || n == near_name(c)) v.near.push_back(c);
+  if (v.far.empty() || v.near.empty()) {
+    std::fprintf(stderr, "bench_scattering2d: unknown --fill-variant %s or --near-variant %s\n", f.c_str(), n.c_str());
+    std::exit(2);
+  }
+  return v;
+}
+
 template <class B, class K>
-void fill_bench(emgpu_bench::report& r, const B& b, const char* name, K kernel, index_t cells, int reps) {
+void fill_bench(emgpu_bench::report& r, const B& b, const char* name, K kernel, index_t cells, int reps,
+                const variants& vs) {
   const auto shape = std::is_same_v<K, kernel::mom> ? geo::cell_shape::flat : geo::cell_shape::curved;
   const geo::mesh m(geo::circle(1.0), cells, shape);
   const auto t0 = std::chrono::steady_clock::now();
   const auto d = kernel.discretize(m);
   const double t_disc = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const kernel::efie2d_operator<B> op(b, d);
+  kernel::efie2d_operator<B> op(b, d);
   const index_t n = d.n;
   auto z = make_vector<complexd>(b, n * n);
   const matrix_view<complexd> zv{z.data(), n, n, n};
   const double k = ka_for(n);
-  const auto t = time_it(b, [&] { op.assemble(zv, k); }, 1, reps);
   const auto tw = time_it(b, [&] { for_each_index(b, n, n, fill_const_fn{z.data(), n}); }, 1, reps);
   const double ge = double(n) * double(n) / 1e9;
-  r.add({.name = std::string("fill ") + name, .backend = backend_traits<B>::name,
-         .params = {{"n", double(n)}, {"near_blocks", double(d.blocks.size())}}, .t = t,
-         .metrics = {{"Gentries/s", ge / t.median_s},
-                     {"write_floor_Gentries/s", ge / tw.median_s},
-                     {"fraction_of_floor", tw.median_s / t.median_s},
-                     {"discretize_s", t_disc}}});
+  // The near variant only matters where there are near blocks.
+  const std::vector<kernel::near_fill_variant> nears =
+      d.blocks.empty() ? std::vector<kernel::near_fill_variant>{vs.near.back()} : vs.near;
+  for (const auto fv : vs.far)
+    for (const auto nv : nears) {
+      op.set_fill(fv, nv);
+      const auto t = time_it(b, [&] { op.assemble(zv, k); }, 1, reps);
+      r.add({.name = std::string("fill ") + name + " [" + far_name(fv) + (d.blocks.empty() ? "" : "/") +
+                     (d.blocks.empty() ? "" : near_name(nv)) + "]",
+             .backend = backend_traits<B>::name,
+             .params = {{"n", double(n)}, {"near_blocks", double(d.blocks.size())}}, .t = t,
+             .metrics = {{"Gentries/s", ge / t.median_s},
+                         {"write_floor_Gentries/s", ge / tw.median_s},
+                         {"fraction_of_floor", tw.median_s / t.median_s},
+                         {"discretize_s", t_disc}}});
+    }
 }
 
 template <class B>
@@ -118,13 +173,14 @@ int main(int argc, char** argv) {
   emgpu_bench::report r("scattering2d", argc, argv);
   const bool q = r.quick();
   const int reps = q ? 2 : 5;
+  const variants vs = parse_variants(r);
 #if defined(__CUDACC__)
   const backend::cuda b{};
   const index_t nmax = index_t(r.option("--nmax", q ? 4096.0 : 16384.0));
   for (index_t n : {index_t(4096), index_t(16384), index_t(32768)}) {
     if (n > std::max<index_t>(nmax, 4096) * 2) break;
-    fill_bench(r, b, "mom", kernel::mom{}, n, reps);
-    fill_bench(r, b, "lcn<6>", kernel::lcn<6>{}, n / 6, reps);
+    fill_bench(r, b, "mom", kernel::mom{}, n, reps, vs);
+    fill_bench(r, b, "lcn<6>", kernel::lcn<6>{}, n / 6, reps, vs);
   }
   for (index_t n : {index_t(4096), index_t(16384)})
     if (n <= nmax) end_to_end(r, b, n, q ? 1 : 3);
@@ -132,10 +188,10 @@ int main(int argc, char** argv) {
   const index_t nmax = index_t(r.option("--nmax", q ? 1024.0 : 4096.0));
   for (index_t n : {index_t(1024), index_t(4096)}) {
     if (n > nmax) break;
-    fill_bench(r, backend::serial{}, "mom", kernel::mom{}, n, reps);
-    fill_bench(r, backend::openmp{}, "mom", kernel::mom{}, n, reps);
-    fill_bench(r, backend::serial{}, "lcn<6>", kernel::lcn<6>{}, n / 6, reps);
-    fill_bench(r, backend::openmp{}, "lcn<6>", kernel::lcn<6>{}, n / 6, reps);
+    fill_bench(r, backend::serial{}, "mom", kernel::mom{}, n, reps, vs);
+    fill_bench(r, backend::openmp{}, "mom", kernel::mom{}, n, reps, vs);
+    fill_bench(r, backend::serial{}, "lcn<6>", kernel::lcn<6>{}, n / 6, reps, vs);
+    fill_bench(r, backend::openmp{}, "lcn<6>", kernel::lcn<6>{}, n / 6, reps, vs);
   }
   for (index_t n : {index_t(1024), index_t(4096)}) {
     if (n > nmax) break;

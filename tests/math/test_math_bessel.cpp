@@ -12,6 +12,7 @@
 //           enters)
 // In addition, where |f| >= env/2 (clearly away from zeros) the relative error
 // alone must stay below rel.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -259,7 +260,145 @@ struct parity_fn {
   }
 };
 
+struct fast_hankel_fn {
+  const double* x;
+  complex<double>* fast;
+  complex<double>* general;
+  complex<double>* own_sincos;  // the far-fill variant fast_sc: h0_far<true> above 32
+  EMGPU_HD void operator()(index_t i) const {
+    fast[i] = math::hankel2_0_fast(x[i]);
+    general[i] = math::hankel2_0(x[i]);
+    own_sincos[i] = x[i] > math::detail::coef::hankel_far_x ? math::detail::h0_far<true>(x[i]) : general[i];
+  }
+};
+
+struct sincos_fill_fn {
+  const double* x;
+  double* s;
+  double* c;
+  EMGPU_HD void operator()(index_t i) const { math::detail::sincos_fill(x[i], s[i], c[i]); }
+};
+
 }  // namespace
+
+TEMPLATE_LIST_TEST_CASE("hankel2_0_fast matches mpmath and hankel2_0", "[math][bessel]", backends) {
+  const TestType b{};
+  // 1. The mpmath reference points (J0 = Re, Y0 = -Im), same tolerance as hankel2_0:
+  //    rel 1e-14, abs 1e-15 of the envelope. x > 32 runs the short far polynomials.
+  const reference& ref = load_reference();
+  std::vector<std::size_t> idx;
+  for (std::size_t i = 0; i < ref.x.size(); ++i) idx.push_back(i);
+  const index_t n = index_t(ref.x.size());
+  auto x = emgpu_test::upload(b, ref.x);
+  auto fast = make_vector<complex<double>>(b, n), general = make_vector<complex<double>>(b, n),
+       own = make_vector<complex<double>>(b, n);
+  for_each_index(b, n, fast_hankel_fn{x.data(), fast.data(), general.data(), own.data()});
+  std::size_t far = 0;
+  for (double v : ref.x) far += v > 32 ? 1 : 0;
+  REQUIRE(far > 500);  // the reference file reaches 1e4: the far path is exercised
+  for (int form = 0; form < 2; ++form) {
+    const auto fh = to_host(b, form == 0 ? fast : own);
+    std::vector<double> j0(fh.size()), y0(fh.size());
+    for (std::size_t i = 0; i < fh.size(); ++i) {
+      j0[i] = fh[i].real();
+      y0[i] = -fh[i].imag();
+    }
+    const char* what = form == 0 ? "hankel2_0_fast" : "h0_far<own sincos>";
+    for (int k : {0, 2}) {
+      const error_stats st = check(ref, idx, k == 0 ? j0 : y0, k, 1e-14, 1e-15);
+      INFO(backend_traits<TestType>::name << " " << what << " " << fname[k] << ": " << st.failures
+           << " failures, first at x = " << st.worst_x << "; max rel " << st.max_rel_away << ", max err/env "
+           << st.max_abs_env);
+      CHECK(st.failures == 0);
+      CHECK(st.max_rel_away <= 1e-14);
+      std::printf("[math] %-7s %s %s max rel err (away from zeros) %.2e, max abs err/env %.2e\n",
+                  backend_traits<TestType>::name, what, fname[k], st.max_rel_away, st.max_abs_env);
+    }
+  }
+  // 2. Dense log-spaced points over [20, 1e6] (both sides of the switch at 32):
+  //    |fast - general| <= 4e-15 |H|, the sum of the two ~1e-15 (measured up to
+  //    ~8e-16) relative errors with margin; |H0^(2)| never vanishes.
+  const index_t m = 40000;
+  std::vector<double> xs(static_cast<std::size_t>(m));
+  for (index_t i = 0; i < m; ++i) xs[std::size_t(i)] = 20.0 * std::pow(5e4, double(i) / double(m - 1)) * (1 + 1e-4 * std::sin(double(i)));
+  auto xd = emgpu_test::upload(b, xs);
+  auto f2 = make_vector<complex<double>>(b, m), g2 = make_vector<complex<double>>(b, m),
+       o2 = make_vector<complex<double>>(b, m);
+  for_each_index(b, m, fast_hankel_fn{xd.data(), f2.data(), g2.data(), o2.data()});
+  const auto fa = to_host(b, f2), ga = to_host(b, g2), oa = to_host(b, o2);
+  double worst = 0, worst_own = 0;
+  for (index_t i = 0; i < m; ++i) {
+    const auto u = std::size_t(i);
+    const double ag = std::hypot(ga[u].real(), ga[u].imag());
+    const auto d = fa[u] - ga[u], d2 = oa[u] - ga[u];
+    const double e = std::hypot(d.real(), d.imag()) / ag, e2 = std::hypot(d2.real(), d2.imag()) / ag;
+    INFO("x = " << xs[u]);
+    REQUIRE(e <= 4e-15);
+    REQUIRE(e2 <= 4e-15);
+    worst = std::max(worst, e);
+    worst_own = std::max(worst_own, e2);
+  }
+  std::printf("[math] %-7s hankel2_0_fast vs hankel2_0 max |dH|/|H| = %.2e (own sincos %.2e)\n",
+              backend_traits<TestType>::name, worst, worst_own);
+  // 3. Bad input as hankel2_0: NaN for x <= 0, NaN and +inf.
+  const std::vector<double> bad = {0.0, -1.0, -40.0, std::numeric_limits<double>::quiet_NaN(),
+                                   std::numeric_limits<double>::infinity()};
+  auto xb = emgpu_test::upload(b, bad);
+  auto fb = make_vector<complex<double>>(b, index_t(bad.size())), gb = make_vector<complex<double>>(b, index_t(bad.size())),
+       ob = make_vector<complex<double>>(b, index_t(bad.size()));
+  for_each_index(b, index_t(bad.size()), fast_hankel_fn{xb.data(), fb.data(), gb.data(), ob.data()});
+  for (const auto& v : to_host(b, fb)) REQUIRE((std::isnan(v.real()) && std::isnan(v.imag())));
+  for (const auto& v : to_host(b, ob)) REQUIRE((std::isnan(v.real()) && std::isnan(v.imag())));
+}
+
+TEMPLATE_LIST_TEST_CASE("sincos_fill agrees with libm sin and cos", "[math][bessel]", backends) {
+  // Against glibc on the host (< 1 ulp): |error| <= 3 ulp of the result's binade
+  // (own reduction + polynomial measured at <= 2.0 ulp on the host; the device
+  // contracts other operations into FMAs). Points: uniform in [-1.6e6, 1.6e6]
+  // (the reduced range), log-spaced small |x|, next to multiples of pi/2 (the
+  // reduction's cancellation), the switch to the library at 1.6e6, NaN, inf.
+  const TestType b{};
+  std::vector<double> xs;
+  for (int i = 0; i < 50000; ++i) {
+    xs.push_back(-1.6e6 + 3.2e6 * (double(i) + 0.5) / 50000.0);
+    const double v = std::pow(10.0, -8.0 + 14.0 * double(i) / 50000.0);
+    xs.push_back(i % 2 ? v : -v);
+  }
+  for (long k = -1000000; k <= 1000000; k += 997) {
+    const double v = double(k) * 1.5707963267948966;
+    xs.push_back(v);
+    xs.push_back(std::nextafter(v, 1e300));
+  }
+  for (double v : {0.0, -0.0, 1e-300, 1.5999999e6, 1.6e6, 1.6000001e6, -1.6000001e6, 1e7, 1e15}) xs.push_back(v);
+  const index_t n = index_t(xs.size());
+  auto x = emgpu_test::upload(b, xs);
+  auto s = make_vector<double>(b, n), c = make_vector<double>(b, n);
+  for_each_index(b, n, sincos_fill_fn{x.data(), s.data(), c.data()});
+  const auto sh = to_host(b, s), ch = to_host(b, c);
+  auto ulps = [](double got, double ref) {
+    if (ref == 0) return got == 0 ? 0.0 : 1e300;
+    return std::fabs(got - ref) / std::ldexp(1.0, std::ilogb(ref) - 52);
+  };
+  double ws = 0, wc = 0;
+  for (index_t i = 0; i < n; ++i) {
+    const auto u = std::size_t(i);
+    INFO("x = " << xs[u] << ": sin " << sh[u] << " vs " << std::sin(xs[u]) << ", cos " << ch[u] << " vs "
+                << std::cos(xs[u]));
+    REQUIRE(ulps(sh[u], std::sin(xs[u])) <= 3);
+    REQUIRE(ulps(ch[u], std::cos(xs[u])) <= 3);
+    ws = std::max(ws, ulps(sh[u], std::sin(xs[u])));
+    wc = std::max(wc, ulps(ch[u], std::cos(xs[u])));
+  }
+  std::printf("[math] %-7s sincos_fill max error vs libm: sin %.2f ulp, cos %.2f ulp\n",
+              backend_traits<TestType>::name, ws, wc);
+  const std::vector<double> bad = {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+                                   -std::numeric_limits<double>::infinity()};
+  auto xb = emgpu_test::upload(b, bad);
+  auto sb = make_vector<double>(b, 3), cb = make_vector<double>(b, 3);
+  for_each_index(b, 3, sincos_fill_fn{xb.data(), sb.data(), cb.data()});
+  for (double v : to_host(b, sb)) REQUIRE(std::isnan(v));
+  for (double v : to_host(b, cb)) REQUIRE(std::isnan(v));
+}
 
 TEMPLATE_LIST_TEST_CASE("Bessel and Hankel functions match mpmath in double", "[math][bessel]",
                         backends) {

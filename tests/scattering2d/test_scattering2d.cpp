@@ -4,6 +4,8 @@
 // reciprocity, extinction inside the body), plus backend-vs-serial agreement.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <vector>
 
 #include <emgpu/scattering2d.hpp>
@@ -345,4 +347,109 @@ TEMPLATE_LIST_TEST_CASE("circle given as nodes: curved cells through the nodes c
   INFO("errors " << e[0] << " " << e[1]);
   CHECK(order(e[0], e[1], 2) > 2.7);
   CHECK(e[1] < 1e-4);
+}
+
+namespace {
+
+// Serial fill of the reference implementation (pair far pass, thread near pass).
+template <class S>
+std::vector<S> serial_reference_fill(const kn::discretization& d, double k) {
+  kn::efie2d_operator<emgpu::backend::serial> op(emgpu::backend::serial{}, d);
+  op.set_fill(kn::far_fill_variant::pair, kn::near_fill_variant::thread);
+  std::vector<S> z(std::size_t(d.n * d.n));
+  op.assemble(emgpu::matrix_view<S>{z.data(), d.n, d.n, d.n}, k);
+  return z;
+}
+
+template <class S, class B>
+std::vector<S> variant_fill(const B& b, const kn::discretization& d, double k, kn::far_fill_variant fv,
+                            kn::near_fill_variant nv) {
+  kn::efie2d_operator<B> op(b, d);
+  op.set_fill(fv, nv);
+  auto z = make_vector<S>(b, d.n * d.n);
+  op.assemble(emgpu::matrix_view<S>{z.data(), d.n, d.n, d.n}, k);
+  return to_host(b, z);
+}
+
+const kn::far_fill_variant all_far[] = {kn::far_fill_variant::pair, kn::far_fill_variant::tri,
+                                        kn::far_fill_variant::fast, kn::far_fill_variant::fast_cs,
+                                        kn::far_fill_variant::fast_sc, kn::far_fill_variant::fast_sc_occ};
+const kn::near_fill_variant all_near[] = {kn::near_fill_variant::thread, kn::near_fill_variant::warp};
+
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE("far-fill variants give the serial matrix entry by entry", "[scattering2d][fill]",
+                        emgpu_test::backends) {
+  const TestType b{};
+  // 333 cells (10 full 32-tiles plus a partial one: off-diagonal, diagonal and
+  // ragged tile pairs), k R from ~0.05 to ~100, so every Hankel branch (x <= 8,
+  // 8 < x <= 32, x > 32) occurs, also mixed inside one warp.
+  const geo::mesh m(geo::ellipse(1.0, 0.6), 333, geo::cell_shape::flat);
+  const double k = 50.0;
+  const auto d = kn::mom{}.discretize(m);
+  const auto zr = serial_reference_fill<emgpu::complexd>(d, k);
+  const auto zrf = serial_reference_fill<emgpu::complexf>(d, k);
+  const double eps = std::numeric_limits<double>::epsilon(), epsf = std::numeric_limits<float>::epsilon();
+  for (const auto fv : all_far) {
+    // double. Per entry |Z - Z_ref| <= eps (4 x + 32) |Z_ref|, x = k R: the device
+    // may contract dx^2 + dy^2 into an FMA (1 ulp of R^2, 1/2 of R), R and k R
+    // round once each, so x differs by <= 1.5 eps x and H by <= 1.5 eps x |H'|
+    // ~ 1.5 eps x |H| (|H1/H0| -> 1; for x < 1 the bound eps holds); the two
+    // Hankel implementations carry <= ~1e-15 = 4.5 eps each and c w_j, the
+    // product, 2 ulps: eps (1.5 x + 11), doubled for margin. A wrong index or
+    // coefficient is off by >= 1e-10 relative.
+    const auto z = variant_fill<emgpu::complexd>(b, d, k, fv, kn::near_fill_variant::warp);
+    double worst = 0;
+    index_t bad = 0;
+    for (index_t j = 0; j < d.n; ++j)
+      for (index_t i = 0; i < d.n; ++i) {
+        const auto u = std::size_t(i + j * d.n);
+        const double x = k * std::hypot(d.x[std::size_t(i)] - d.x[std::size_t(j)], d.y[std::size_t(i)] - d.y[std::size_t(j)]);
+        const double e = emgpu::abs_any(z[u] - zr[u]) / emgpu::abs_any(zr[u]);
+        if (!(e <= eps * (4 * x + 32))) ++bad;  // NaN counts as bad
+        worst = std::max(worst, e / (eps * (4 * x + 32)));
+      }
+    INFO("far variant " << int(fv) << ": " << bad << " entries off; worst error / tolerance " << worst);
+    CHECK(bad == 0);
+    std::printf("[fill] %-7s far variant %d: worst entry error / tolerance %.3f\n",
+                emgpu::backend_traits<TestType>::name, int(fv), worst);
+    // float: the same bound with float eps (everything, the Hankel float path
+    // included, runs in float: ~8 float ulps relative).
+    const auto zf = variant_fill<emgpu::complexf>(b, d, k, fv, kn::near_fill_variant::warp);
+    index_t badf = 0;
+    for (index_t j = 0; j < d.n; ++j)
+      for (index_t i = 0; i < d.n; ++i) {
+        const auto u = std::size_t(i + j * d.n);
+        const double x = k * std::hypot(d.x[std::size_t(i)] - d.x[std::size_t(j)], d.y[std::size_t(i)] - d.y[std::size_t(j)]);
+        const double e = emgpu::abs_any(zf[u] - zrf[u]) / emgpu::abs_any(zrf[u]);
+        if (!(e <= epsf * (4 * x + 32))) ++badf;
+      }
+    INFO("far variant " << int(fv) << " (float): " << badf << " entries off");
+    CHECK(badf == 0);
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("near-fill variants give the serial LCN matrix", "[scattering2d][fill]",
+                        emgpu_test::backends) {
+  const TestType b{};
+  // lcn<5> with a wide near zone (self, adjacent and graded blocks, up to ~30
+  // rule points each: lanes of the warp kernel idle or loop) and lcn<2> on a
+  // larger mesh. The warp kernel sums each block's points in another order, so
+  // near entries differ by rounding of the moment sums only: the same
+  // norm-wise bound as the backend test above (1e-14).
+  const geo::mesh mc(geo::ellipse(1.0, 0.6), 29);
+  const auto d5 = kn::lcn<5>{.near_distance = 2.0}.discretize(mc);
+  const auto d2 = kn::lcn<2>{}.discretize(geo::mesh(geo::circle(1.0), 150));
+  for (const auto* d : {&d5, &d2}) {
+    const double k = 12.0;
+    const auto zr = serial_reference_fill<emgpu::complexd>(*d, k);
+    for (const auto fv : all_far)
+      for (const auto nv : all_near) {
+        const auto z = variant_fill<emgpu::complexd>(b, *d, k, fv, nv);
+        const auto nonfinite = std::count_if(z.begin(), z.end(), [](const auto& v) { return !std::isfinite(v.real()) || !std::isfinite(v.imag()); });
+        INFO("q " << d->q << " far " << int(fv) << " near " << int(nv));
+        REQUIRE(nonfinite == 0);
+        CHECK(emgpu_test::rel_diff(z, zr) < 1e-14);
+      }
+  }
 }

@@ -32,6 +32,36 @@ concept efie2d_kernel = requires(const K& k, const geometry::mesh& m) {
   { k.discretize(m) } -> std::same_as<discretization>;
 };
 
+/// @brief Far-pass implementations, selectable so that one benchmark run can
+///        time them side by side (efie2d_operator::set_fill). All give the
+///        same matrix to rounding (tests/scattering2d, "far-fill variants").
+/// - pair: a (t x t) grid of 32 x 32 tile blocks, the lower half exiting at
+///   once, general Hankel (the first symmetric kernel).
+/// - tri: a 1D grid over the t (t + 1) / 2 tile pairs only, general Hankel.
+/// - fast: tri, plus math::hankel2_0_fast, the coordinates of the block's rows
+///   in registers, c w_j from shared memory and an unrolled 4-entry loop.
+/// - fast_cs: fast with streaming (evict-first) stores: the matrix is far
+///   larger than L2 and is not read back by this kernel.
+/// - fast_sc: fast with math::detail::sincos_fill (own Cody-Waite reduction
+///   and polynomials, no conversions, quadrant by selects) instead of CUDA's sincos.
+/// - fast_sc_occ: fast_sc compiled for 8 blocks per SM (__launch_bounds__(256, 8):
+///   32 registers with a few spilled bytes, 64 warps per SM instead of 48).
+/// On the host, pair and tri are the same loop; fast and fast_cs use
+/// hankel2_0_fast, fast_sc and fast_sc_occ its sincos_fill form.
+enum class far_fill_variant { pair, tri, fast, fast_cs, fast_sc, fast_sc_occ };
+
+/// The library default: fewest instructions per value (on the host, where libm's
+/// sin and cos dominate, fast_sc measured 2x faster than fast per Hankel value);
+/// the GPU order is to be confirmed by bench_scattering2d --fill-variant all.
+inline constexpr far_fill_variant default_far_fill = far_fill_variant::fast_sc;
+
+/// @brief Near-pass implementations: thread = one thread per near block (the
+///        for_each_index form, also the host loop); warp (CUDA) = one warp per
+///        block, lanes striding over its rule points, moments summed by
+///        shuffles. Same entries to rounding (the summation order differs).
+enum class near_fill_variant { thread, warp };
+inline constexpr near_fill_variant default_near_fill = near_fill_variant::warp;
+
 namespace detail {
 
 template <class S>
@@ -49,7 +79,22 @@ EMGPU_HD inline S to_scalar(complex<double> v) {
 /// self pass.
 inline constexpr index_t far_tile = 32;
 
-template <class S>
+/// Hankel evaluation of the far pass: H = 0 math::hankel2_0; 1
+/// math::hankel2_0_fast (short large-argument polynomials, no division); 2 the
+/// same with math::detail::sincos_fill instead of the CUDA / libm sincos.
+template <int H, class R>
+EMGPU_HD inline complex<R> fill_hankel(R x) {
+  if constexpr (H == 0) {
+    return math::hankel2_0(x);
+  } else if constexpr (H == 1 || !std::is_same_v<R, double>) {
+    return math::hankel2_0_fast(x);
+  } else {
+    if (x > math::detail::coef::hankel_far_x) return math::detail::h0_far<true>(x);  // false for NaN
+    return math::hankel2_0(x);
+  }
+}
+
+template <class S, int H = 0>
 struct far_fill_fn {
   using R = real_type_t<S>;
   const double* x;
@@ -60,8 +105,11 @@ struct far_fill_fn {
   S* z;
   index_t ld, n;
   EMGPU_HD complex<R> h(index_t i, index_t j) const {
-    const R dx = static_cast<R>(x[i] - x[j]), dy = static_cast<R>(y[i] - y[j]);
-    return math::hankel2_0(k * math::detail::hd_sqrt(dx * dx + dy * dy));
+    return hr(static_cast<R>(x[i] - x[j]), static_cast<R>(y[i] - y[j]));
+  }
+  /// From the coordinate differences (kept in registers by the CUDA kernels).
+  EMGPU_HD complex<R> hr(R dx, R dy) const {
+    return fill_hankel<H>(k * math::detail::hd_sqrt(dx * dx + dy * dy));
   }
   EMGPU_HD void put(index_t i, index_t j, complex<R> hv) const {
     const R s = c * static_cast<R>(w[j]);
@@ -78,18 +126,23 @@ struct far_fill_fn {
         if (i != j) put(j, i, hv);
       }
   }
-  /// Host form: pair number p of the upper triangle, p = tj (tj + 1) / 2 + ti,
-  /// so a static schedule over p gives every thread the same work.
-  EMGPU_HD void operator()(index_t p) const {
-    index_t tj = static_cast<index_t>((math::detail::hd_sqrt(8.0 * double(p) + 1.0) - 1.0) / 2.0);
+  /// Pair number p of the upper triangle, p = tj (tj + 1) / 2 + ti -> (ti, tj).
+  EMGPU_HD static void pair_of(index_t p, index_t& ti, index_t& tj) {
+    tj = static_cast<index_t>((math::detail::hd_sqrt(8.0 * double(p) + 1.0) - 1.0) / 2.0);
     while (tj * (tj + 1) / 2 > p) --tj;  // guard the rounding of the square root
     while ((tj + 1) * (tj + 2) / 2 <= p) ++tj;
-    tile_pair(p - tj * (tj + 1) / 2, tj);
+    ti = p - tj * (tj + 1) / 2;
+  }
+  /// Host form: a static schedule over p gives every thread the same work.
+  EMGPU_HD void operator()(index_t p) const {
+    index_t ti, tj;
+    pair_of(p, ti, tj);
+    tile_pair(ti, tj);
   }
 };
 
-template <class B, class S>
-void far_fill(const B& b, const far_fill_fn<S>& f) {
+template <class B, class S, int H>
+void far_fill(const B& b, const far_fill_fn<S, H>& f, far_fill_variant) {
   const index_t t = (f.n + far_tile - 1) / far_tile;
   for_each_index(b, t * (t + 1) / 2, f);
 }
@@ -128,14 +181,99 @@ __global__ void __launch_bounds__(256) far_fill_kernel(far_fill_fn<S> f) {
   }
 }
 
-template <class S>
-void far_fill(const backend::cuda& b, const far_fill_fn<S>& f) {
+/// A 16-byte (complex<double>) or 8-byte (complex<float>) store; Streaming
+/// marks it evict-first (st.global.cs).
+template <bool Streaming, class S>
+__device__ __forceinline__ void far_store(S* p, real_type_t<S> re, real_type_t<S> im) {
+  if constexpr (Streaming) {
+    if constexpr (std::is_same_v<real_type_t<S>, double>) __stcs(reinterpret_cast<double2*>(p), make_double2(re, im));
+    else __stcs(reinterpret_cast<float2*>(p), make_float2(re, im));
+  } else {
+    *p = S(re, im);
+  }
+}
+
+inline constexpr int far_rows_per_pass = 8;  // blockDim.y of the tile-pair kernels
+
+/// Triangular grid: block p handles tile pair (ti, tj), ti <= tj, of pair_of(p);
+/// no block is launched for the lower half. Work per block as in
+/// far_fill_kernel (32 x 32 values, two coalesced 32 x 32 tile writes through
+/// shared memory), with the loops fixed at compile time (4 values per thread,
+/// unrolled for independent work in flight), x_i, y_i of the thread's row in
+/// registers and c w of both tiles' columns in shared memory; 32-bit local
+/// indices, 64-bit only for the matrix offset.
+template <class S, int H, bool Streaming, int MinBlocks = 1>
+__global__ void __launch_bounds__(256, MinBlocks) far_fill_tri_kernel(far_fill_fn<S, H> f) {
+  using R = real_type_t<S>;
+  constexpr int T = int(far_tile), Y = far_rows_per_pass;
+  index_t ti, tj;
+  far_fill_fn<S, H>::pair_of(index_t(blockIdx.x), ti, tj);  // uniform per block
+  __shared__ R tre[T][T + 1];
+  __shared__ R tim[T][T + 1];
+  __shared__ R cwj[T], cwi[T];  // c w of the columns of Z(I, J) and of Z(J, I)
+  const int tx = int(threadIdx.x), ty = int(threadIdx.y);
+  const index_t i0 = ti * far_tile, j0 = tj * far_tile;
+  const int ni = int(f.n - i0 < far_tile ? f.n - i0 : far_tile);  // rows of tile I (>= 1)
+  const int nj = int(f.n - j0 < far_tile ? f.n - j0 : far_tile);
+  if (ty == 0 && tx < nj) cwj[tx] = f.c * static_cast<R>(f.w[j0 + tx]);
+  if (ty == 1 && tx < ni) cwi[tx] = f.c * static_cast<R>(f.w[i0 + tx]);
+  double xi = 0, yi = 0;  // double, so that dx, dy round as in the serial h(i, j)
+  if (tx < ni) {
+    xi = f.x[i0 + tx];
+    yi = f.y[i0 + tx];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int s = 0; s < T / Y; ++s) {
+    const int jj = ty + s * Y;
+    if (tx < ni && jj < nj) {
+      const index_t j = j0 + jj;
+      const complex<R> hv = f.hr(static_cast<R>(xi - f.x[j]), static_cast<R>(yi - f.y[j]));
+      const R cw = cwj[jj];
+      far_store<Streaming>(f.z + (i0 + tx) + j * f.ld, cw * hv.real(), cw * hv.imag());
+      tre[tx][jj] = hv.real();
+      tim[tx][jj] = hv.imag();
+    }
+  }
+  if (ti == tj) return;  // uniform: diagonal tile pairs are complete (both halves computed)
+  __syncthreads();
+  // Z(j0 + tx, i0 + ii) = c w_(i0+ii) H(i0+ii, j0+tx): rows vary with tx.
+#pragma unroll
+  for (int s = 0; s < T / Y; ++s) {
+    const int ii = ty + s * Y;
+    if (tx < nj && ii < ni) {
+      const R cw = cwi[ii];
+      far_store<Streaming>(f.z + (j0 + tx) + (i0 + ii) * f.ld, cw * tre[ii][tx], cw * tim[ii][tx]);
+    }
+  }
+}
+
+template <class S, int H>
+void far_fill(const backend::cuda& b, const far_fill_fn<S, H>& f, far_fill_variant v) {
   if (f.n <= 0) return;
   emgpu::detail::device_guard g(b.device);
-  const unsigned t = static_cast<unsigned>((f.n + far_tile - 1) / far_tile);
-  emgpu::detail::require(t <= 65535u, "emgpu::kernel: matrix too large for the far-fill grid (n > 2097120)");
-  far_fill_kernel<S><<<dim3(t, t), dim3(unsigned(far_tile), 8u), 0, b.stream>>>(f);
-  EMGPU_CUDA_CHECK_LAUNCH("emgpu::kernel far_fill_kernel");
+  const index_t t = (f.n + far_tile - 1) / far_tile;
+  if (v == far_fill_variant::pair) {
+    emgpu::detail::require(t <= 65535, "emgpu::kernel: matrix too large for the far-fill grid (n > 2097120)");
+    const far_fill_fn<S> fp{f.x, f.y, f.w, f.k, f.c, f.z, f.ld, f.n};
+    far_fill_kernel<S><<<dim3(unsigned(t), unsigned(t)), dim3(unsigned(far_tile), 8u), 0, b.stream>>>(fp);
+    EMGPU_CUDA_CHECK_LAUNCH("emgpu::kernel far_fill_kernel");
+    return;
+  }
+  const index_t pairs = t * (t + 1) / 2;
+  emgpu::detail::require(pairs <= 2147483647, "emgpu::kernel: matrix too large for the far-fill grid (n > 2097120)");
+  const dim3 grid{unsigned(pairs)}, block{unsigned(far_tile), unsigned(far_rows_per_pass)};
+  const far_fill_fn<S, 0> fg{f.x, f.y, f.w, f.k, f.c, f.z, f.ld, f.n};
+  const far_fill_fn<S, 1> ff{f.x, f.y, f.w, f.k, f.c, f.z, f.ld, f.n};
+  const far_fill_fn<S, 2> fs{f.x, f.y, f.w, f.k, f.c, f.z, f.ld, f.n};
+  switch (v) {
+    case far_fill_variant::tri: far_fill_tri_kernel<S, 0, false><<<grid, block, 0, b.stream>>>(fg); break;
+    case far_fill_variant::fast_cs: far_fill_tri_kernel<S, 1, true><<<grid, block, 0, b.stream>>>(ff); break;
+    case far_fill_variant::fast_sc: far_fill_tri_kernel<S, 2, false><<<grid, block, 0, b.stream>>>(fs); break;
+    case far_fill_variant::fast_sc_occ: far_fill_tri_kernel<S, 2, false, 8><<<grid, block, 0, b.stream>>>(fs); break;
+    default: far_fill_tri_kernel<S, 1, false><<<grid, block, 0, b.stream>>>(ff); break;
+  }
+  EMGPU_CUDA_CHECK_LAUNCH("emgpu::kernel far_fill_tri_kernel");
 }
 #endif
 
@@ -206,6 +344,85 @@ struct near_fill_fn {
     for (int i = 0; i < q; ++i) z[blk.obs + (blk.col0 + i) * ld] = to_scalar<S>(v[i]);
   }
 };
+
+template <class B, class S>
+void near_fill(const B& b, index_t nblocks, const near_fill_fn<S>& f, near_fill_variant) {
+  for_each_index(b, nblocks, f);
+}
+
+#if defined(__CUDACC__)
+/// One warp per near block. A block has tens of rule points (self cells 2 x 16,
+/// graded panels 14 each), so one thread per block leaves most of the GPU idle
+/// (about 1e5 threads for n = 32766) and serialises each block's points. The
+/// moment arrays are indexed with compile-time indices (loops to 10 guarded by
+/// t < q) so that they stay in registers.
+template <class S>
+__global__ void __launch_bounds__(256) near_fill_warp_kernel(near_fill_fn<S> f, index_t nblocks) {
+  const index_t wb = (index_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = int(threadIdx.x & 31u);
+  if (wb >= nblocks) return;  // whole warps (blockDim.x is a multiple of 32)
+  const near_block blk = f.blocks[wb];
+  const double xo = f.x[blk.obs], yo = f.y[blk.obs];
+  const int q = f.q;
+  double mr[10], mi[10];
+#pragma unroll
+  for (int t = 0; t < 10; ++t) mr[t] = mi[t] = 0;
+  for (index_t p = blk.begin + lane; p < blk.end; p += 32) {
+    const rule_point rp = f.pts[p];
+    const double dx = rp.x - xo, dy = rp.y - yo;
+    const complex<double> h = math::hankel2_0(f.k * math::detail::hd_sqrt(dx * dx + dy * dy));
+    const double vr = rp.a * h.real();
+    const double vi = rp.a * h.imag() + (2.0 / constants::pi) * rp.b * h.real();
+    double pkm1 = 0, pk = 1;
+#pragma unroll
+    for (int t = 0; t < 10; ++t) {
+      if (t < q) {
+        mr[t] += pk * vr;
+        mi[t] += pk * vi;
+        const double next = ((2 * t + 1) * rp.s * pk - t * pkm1) / (t + 1);
+        pkm1 = pk;
+        pk = next;
+      }
+    }
+  }
+#pragma unroll
+  for (int t = 0; t < 10; ++t) {
+    if (t < q) {  // q is uniform: every lane takes part in the shuffles
+#pragma unroll
+      for (int off = 16; off > 0; off /= 2) {
+        mr[t] += __shfl_xor_sync(0xffffffffu, mr[t], off);
+        mi[t] += __shfl_xor_sync(0xffffffffu, mi[t], off);
+      }
+    }
+  }
+  if (lane < q) {
+    double zr = 0, zi = 0;
+#pragma unroll
+    for (int t = 0; t < 10; ++t) {
+      if (t < q) {
+        zr += f.coef[lane + q * t] * mr[t];
+        zi += f.coef[lane + q * t] * mi[t];
+      }
+    }
+    f.z[blk.obs + (blk.col0 + lane) * f.ld] = to_scalar<S>(complex<double>(f.c * zr, f.c * zi));
+  }
+}
+
+template <class S>
+void near_fill(const backend::cuda& b, index_t nblocks, const near_fill_fn<S>& f, near_fill_variant v) {
+  if (nblocks <= 0) return;
+  if (v == near_fill_variant::thread) {
+    for_each_index(b, nblocks, f);
+    return;
+  }
+  emgpu::detail::device_guard g(b.device);
+  constexpr index_t warps_per_block = 8;
+  const index_t grid = (nblocks + warps_per_block - 1) / warps_per_block;
+  emgpu::detail::require(grid <= 2147483647, "emgpu::kernel: too many near blocks for one launch");
+  near_fill_warp_kernel<S><<<unsigned(grid), unsigned(32 * warps_per_block), 0, b.stream>>>(f, nblocks);
+  EMGPU_CUDA_CHECK_LAUNCH("emgpu::kernel near_fill_warp_kernel");
+}
+#endif
 
 template <class S>
 struct plane_wave_fn {
@@ -361,13 +578,31 @@ class efie2d_operator {
     emgpu::detail::require(std::isfinite(k) && k > 0, "emgpu::kernel::efie2d_operator: wavenumber must be > 0");
     using R = real_type_t<S>;
     const double c = k * eta / 4;
-    detail::far_fill(b_, detail::far_fill_fn<S>{x_.data(), y_.data(), w_.data(), R(k), R(c), z.data, z.ld, n_});
+    const bool fast = far_ == far_fill_variant::fast || far_ == far_fill_variant::fast_cs;
+    const bool own_sincos = far_ == far_fill_variant::fast_sc || far_ == far_fill_variant::fast_sc_occ;
+    if (is_device_backend_v<Backend> || (!fast && !own_sincos))  // CUDA: kernel from far_
+      detail::far_fill(b_, detail::far_fill_fn<S>{x_.data(), y_.data(), w_.data(), R(k), R(c), z.data, z.ld, n_}, far_);
+    else if (fast)
+      detail::far_fill(b_, detail::far_fill_fn<S, 1>{x_.data(), y_.data(), w_.data(), R(k), R(c), z.data, z.ld, n_}, far_);
+    else
+      detail::far_fill(b_, detail::far_fill_fn<S, 2>{x_.data(), y_.data(), w_.data(), R(k), R(c), z.data, z.ld, n_}, far_);
     if (analytic_self_) for_each_index(b_, n_, detail::self_fill_fn<S>{w_.data(), k, c, z.data, z.ld});
     if (nblocks_ > 0)
-      for_each_index(b_, nblocks_,
-                     detail::near_fill_fn<S>{blocks_.data(), rules_.data(), coef_.data(), x_.data(),
-                                             y_.data(), q_, k, c, z.data, z.ld});
+      detail::near_fill(b_, nblocks_,
+                        detail::near_fill_fn<S>{blocks_.data(), rules_.data(), coef_.data(), x_.data(), y_.data(),
+                                                q_, k, c, z.data, z.ld},
+                        near_);
   }
+
+  /// @brief Chooses the far- and near-pass implementations (see
+  ///        far_fill_variant, near_fill_variant); all give the same matrix to
+  ///        rounding. The defaults are the ones expected fastest.
+  void set_fill(far_fill_variant far, near_fill_variant near = default_near_fill) noexcept {
+    far_ = far;
+    near_ = near;
+  }
+  far_fill_variant far_fill() const noexcept { return far_; }
+  near_fill_variant near_fill() const noexcept { return near_; }
 
   /// @brief Plane-wave right-hand sides, one column per incidence angle
   ///        (radians, direction of travel); `angles` lives in backend memory.
@@ -421,6 +656,8 @@ class efie2d_operator {
   vector_t<Backend, double> x_, y_, w_, coef_;
   vector_t<Backend, near_block> blocks_;
   vector_t<Backend, rule_point> rules_;
+  far_fill_variant far_ = default_far_fill;
+  near_fill_variant near_ = default_near_fill;
 };
 
 }  // namespace emgpu::kernel

@@ -31,6 +31,18 @@ EMGPU_HD inline T hd_log(T x) {
 #endif
 }
 
+/// @brief 1/sqrt(x): the CUDA rsqrt on the device (1 ulp, no division), a
+///        correctly rounded square root and division on the host (<= 1 ulp).
+template <class T>
+EMGPU_HD inline T hd_rsqrt(T x) {
+#if EMGPU_DEVICE_CODE
+  if constexpr (std::is_same_v<T, float>) return ::rsqrtf(x);
+  else return ::rsqrt(x);
+#else
+  return T(1) / std::sqrt(x);
+#endif
+}
+
 /// @brief sin(x) and cos(x) of the same argument: one argument reduction
 ///        (CUDA sincos; on the host GCC fuses the pair into one sincos call).
 template <class T>
