@@ -9,7 +9,7 @@
 // --max-gflop skips configurations whose one apply exceeds G GFLOP (time budget).
 // --variant all (default): in double with >= 8 RHS, every shape also runs the
 // device kernels explicitly (rows .../cuda_cores, .../tensor_cores (default
-// mma shape: m16n8k8 on sm_90), .../tensor_cores_m16n8k4 and
+// mma shape: m16n8k4 on sm_90), .../tensor_cores_m16n8k8 and
 // .../tensor_cores_m8n8k4, and fe_iiee/tensor_vs_cuda_cores with the speed
 // ratios over cuda_cores); auto: default rows only.
 #include <cmath>
@@ -125,7 +125,7 @@ struct variant {
 };
 const variant v_default{}, v_cores{fe::device_kernel::cuda_cores, fe::dmma_shape::automatic, "/cuda_cores"},
     v_tensor{fe::device_kernel::tensor_cores, fe::dmma_shape::automatic, "/tensor_cores"},
-    v_k4{fe::device_kernel::tensor_cores, fe::dmma_shape::m16n8k4, "/tensor_cores_m16n8k4"},
+    v_k8{fe::device_kernel::tensor_cores, fe::dmma_shape::m16n8k8, "/tensor_cores_m16n8k8"},
     v_m8{fe::device_kernel::tensor_cores, fe::dmma_shape::m8n8k4, "/tensor_cores_m8n8k4"};
 
 // Median seconds of one resident apply (0 when skipped by --max-gflop).
@@ -208,12 +208,12 @@ void sweep(emgpu_bench::report& rep, index_t max_rhs, double max_gflop, bool var
         if (variants && sizeof(Real) == 8 && n_rhs >= 8) {  // the two device kernels side by side
           const double tc = run_gpu<Real, fe::strategy::automatic>(rep, se, oe, n_rhs, max_gflop, v_cores);
           const double tt = run_gpu<Real, fe::strategy::automatic>(rep, se, oe, n_rhs, max_gflop, v_tensor);
-          const double t4 = run_gpu<Real, fe::strategy::automatic>(rep, se, oe, n_rhs, max_gflop, v_k4);
+          const double t4 = run_gpu<Real, fe::strategy::automatic>(rep, se, oe, n_rhs, max_gflop, v_k8);
           const double t8 = run_gpu<Real, fe::strategy::automatic>(rep, se, oe, n_rhs, max_gflop, v_m8);
           if (tc > 0 && tt > 0 && t4 > 0 && t8 > 0)
             rep.add({.name = "fe_iiee/tensor_vs_cuda_cores/double", .backend = "cuda",
                      .params = {{"numSp_elems", double(se)}, {"numS_elems", double(oe)}, {"nrhs", double(n_rhs)}},
-                     .t = {}, .metrics = {{"speedup_default_shape", tc / tt}, {"speedup_m16n8k4", tc / t4},
+                     .t = {}, .metrics = {{"speedup_default_shape", tc / tt}, {"speedup_m16n8k8", tc / t4},
                                           {"speedup_m8n8k4", tc / t8}}});
         }
         if (se == 1272 && (oe == 1572 || oe == 19660)) {  // the strategies side by side
@@ -259,7 +259,7 @@ int main(int argc, char** argv) {
   }
   cross_check<double>(rep);
   cross_check<double>(rep, v_tensor);
-  cross_check<double>(rep, v_k4);
+  cross_check<double>(rep, v_k8);
   cross_check<double>(rep, v_m8);
   cross_check<float>(rep);
   const index_t max_rhs = index_t(rep.option("--max-rhs", rep.quick() ? 100 : 1000));

@@ -109,7 +109,9 @@ inline cuda_plan make_cuda_plan(loop_kind kind, bool automatic, index_t n_s, ind
       case dmma_shape::m8n8k4: p.shape = tc_shape::m8n8k4; break;
       case dmma_shape::m16n8k4: p.shape = tc_shape::m16n8k4; break;
       case dmma_shape::m16n8k8: p.shape = tc_shape::m16n8k8; break;
-      default: p.shape = cc_major >= 9 ? tc_shape::m16n8k8 : tc_shape::m8n8k4; break;
+      // m16n8k4 measured fastest on an H200 (1.15-1.25x m16n8k8, 1.3-1.4x m8n8k4):
+      // fewer registers than m16n8k8 (160 vs 212 at NT = 3), so 3 blocks per SM.
+      default: p.shape = cc_major >= 9 ? tc_shape::m16n8k4 : tc_shape::m8n8k4; break;
     }
     p.tensor_tiles = tc_tiles_for(n_rhs);
     p.rhs_per_thread = 4 * p.tensor_tiles;
