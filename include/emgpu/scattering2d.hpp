@@ -137,10 +137,16 @@ class scattering2d {
     const matrix_view<Scalar> jv{j.data(), n, nr, n};
     op_.plane_waves(jv, inc.data(), k_);
     fact_->solve(jv);
-    std::vector<Scalar> jh(static_cast<std::size_t>(n * nr));
-    copy_to_host(b_, j.data(), n * nr, jh.data());
-    r.current.resize(jh.size());
-    for (std::size_t i = 0; i < jh.size(); ++i) r.current[i] = complex<double>(jh[i].real(), jh[i].imag());
+    r.current.resize(static_cast<std::size_t>(n * nr));
+    if constexpr (std::is_same_v<Scalar, complex<double>>) {
+      // Straight into the result: at N = 16384 and 360 angles the currents are
+      // 94 MB, and a staging copy plus conversion cost tens of ms on the host.
+      copy_to_host(b_, j.data(), n * nr, r.current.data());
+    } else {
+      std::vector<Scalar> jh(static_cast<std::size_t>(n * nr));
+      copy_to_host(b_, j.data(), n * nr, jh.data());
+      for (std::size_t i = 0; i < jh.size(); ++i) r.current[i] = complex<double>(jh[i].real(), jh[i].imag());
+    }
     if (na > 0) {
       auto obs = to_backend(b_, observation);
       auto p = make_vector<complex<double>>(b_, na * nr);

@@ -50,10 +50,14 @@ concept efie2d_kernel = requires(const K& k, const geometry::mesh& m) {
 /// hankel2_0_fast, fast_sc and fast_sc_occ its sincos_fill form.
 enum class far_fill_variant { pair, tri, fast, fast_cs, fast_sc, fast_sc_occ };
 
-/// The library default: fewest instructions per value (on the host, where libm's
-/// sin and cos dominate, fast_sc measured 2x faster than fast per Hankel value);
-/// the GPU order is to be confirmed by bench_scattering2d --fill-variant all.
-inline constexpr far_fill_variant default_far_fill = far_fill_variant::fast_sc;
+/// The library default per backend, as measured: on the GPU (H200,
+/// bench_scattering2d --fill-variant all) fast gave 196 / 190 G entries/s for
+/// MoM at N = 16384 / 32768 against 189 / 177 for fast_sc and 144 / 142 for
+/// pair (CUDA's sincos beats ours there); on the host, where libm's sin and
+/// cos dominate, fast_sc was 2x faster than fast per Hankel value.
+template <class Backend>
+inline constexpr far_fill_variant default_far_fill =
+    is_device_backend_v<Backend> ? far_fill_variant::fast : far_fill_variant::fast_sc;
 
 /// @brief Near-pass implementations: thread = one thread per near block (the
 ///        for_each_index form, also the host loop); warp (CUDA) = one warp per
@@ -656,7 +660,7 @@ class efie2d_operator {
   vector_t<Backend, double> x_, y_, w_, coef_;
   vector_t<Backend, near_block> blocks_;
   vector_t<Backend, rule_point> rules_;
-  far_fill_variant far_ = default_far_fill;
+  far_fill_variant far_ = default_far_fill<Backend>;
   near_fill_variant near_ = default_near_fill;
 };
 
