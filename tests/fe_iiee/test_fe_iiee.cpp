@@ -523,12 +523,29 @@ TEST_CASE("fe_iiee: multi-GPU partitions (virtual and real) equal one GPU", "[fe
     const auto ref10 = radiate(emgpu::backend::cuda{}, s, obs, many);
     const auto ref10_bo = radiate(emgpu::backend::cuda{}, s, obs, many, fe::scat_layout::by_observer);
     CHECK(emgpu_test::rel_diff(ref10, radiate(emgpu::backend::serial{}, s, obs, many)) <= 1e-12);
-    fe::multi_gpu_operator<double> mg(src, obs, {k0, eta0}, {.devices = {0}, .partitions_per_device = 3});
-    CHECK(mg.partition(0).num_observers() + mg.partition(1).num_observers() + mg.partition(2).num_observers() ==
-          index_t(obs.size() / 3));
+    // 3 partitions of 2 chunks each on device 0 (chunks share the first
+    // chunk's folded currents; downloads overlap the next chunk's work).
+    fe::multi_gpu_operator<double> mg(src, obs, {k0, eta0},
+                                      {.devices = {0}, .partitions_per_device = 3, .chunks_per_partition = 2});
+    REQUIRE(mg.num_partitions() == 3);
+    CHECK(mg.partition_begin(0) == 0);
+    CHECK(mg.partition_begin(3) == index_t(obs.size() / 3));
+    index_t covered = 0;
+    for (index_t p = 0; p < 3; ++p) {
+      CHECK(mg.num_chunks(p) == 2);
+      for (index_t c = 0; c < mg.num_chunks(p); ++c) covered += mg.chunk(p, c).num_observers();
+    }
+    CHECK(covered == index_t(obs.size() / 3));
     CHECK(emgpu_test::rel_diff(mg.apply(many.J, many.M), ref10) <= 1e-14);
     CHECK(emgpu_test::rel_diff(mg.apply(many.J, many.M, fe::scat_layout::by_observer), ref10_bo) <= 1e-14);
-    CHECK(mg.partition(1).last_strategy().find("tensor-cores") != std::string::npos);
+    CHECK(mg.chunk(1, 1).last_strategy().find("tensor-cores") != std::string::npos);
+    // apply_into: a kept buffer, reused with other currents, and a wrong size.
+    std::vector<emgpu::complex<double>> out(ref10.size());
+    mg.apply_into(all.J, all.M, std::span(out).first(ref.size()));
+    CHECK(emgpu_test::rel_diff(std::vector(out.begin(), out.begin() + std::ptrdiff_t(ref.size())), ref) <= 1e-14);
+    mg.apply_into(many.J, many.M, out, fe::scat_layout::by_observer);
+    CHECK(emgpu_test::rel_diff(out, ref10_bo) <= 1e-14);
+    REQUIRE_THROWS_AS(mg.apply_into(many.J, many.M, std::span(out).first(out.size() - 6)), emgpu::invalid_argument);
   }
   // Every visible GPU, one and two partitions each.
   for (int per : {1, 2}) {

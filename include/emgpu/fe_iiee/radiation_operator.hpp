@@ -27,6 +27,9 @@
 
 namespace emgpu::fe_iiee {
 
+template <class Real, class Strategy>
+class multi_gpu_operator;
+
 /// @brief Applies the FE-IIEE radiation integrals (E and curl E on S from J, M
 ///        on S') and keeps its buffers across calls, so that an FE-IIEE loop
 ///        uploads only the new currents and downloads only the scat_vec.
@@ -235,6 +238,25 @@ class radiation_operator {
   }
 
  private:
+  // multi_gpu_operator splits a partition's observers into chunks (one
+  // operator each) that share the first chunk's folded currents, so that the
+  // download of one chunk overlaps the computation of the next.
+  template <class R, class S>
+  friend class multi_gpu_operator;
+
+  /// Checks and folds host input into folded_ (no run); returns n_rhs.
+  template <bool Fields>
+  index_t fold_checked(std::span<const complex_type> a, std::span<const complex_type> c, const char* what) {
+    const std::string where = std::string("fe_iiee::radiation_operator::") + what;
+    if constexpr (Fields) emgpu::detail::require(has_normals(), where + ": no normals were given");
+    const index_t n_rhs = rhs_count(a.size(), c.size(), what);
+    emgpu::detail::require(all_finite_host(a) && all_finite_host(c),
+                           where + (Fields ? ": non-finite field" : ": non-finite current"));
+    fold_host_input<Fields>(a.data(), c.data(), n_rhs);
+    return n_rhs;
+  }
+  const Real* folded_data() const noexcept { return folded_.data(); }
+
   template <class T>
   static bool all_finite_host(std::span<const T> v) {
     for (const T& x : v) {
@@ -342,7 +364,10 @@ class radiation_operator {
     return detail::loop_kind::over_observers;
   }
 
-  void run(index_t n_rhs, scat_layout layout) {
+  // folded: currents folded by an operator with the same sources (nullptr:
+  // this operator's own).
+  void run(index_t n_rhs, scat_layout layout, const Real* folded = nullptr) {
+    if (folded == nullptr) folded = folded_.data();
     ensure(scat_, 6 * n_obs_ * n_rhs);
     index_t n_part = 1;
     if constexpr (is_device_backend_v<Backend>) {
@@ -352,7 +377,7 @@ class radiation_operator {
                                                std::size_t(512) << 20, kernel_, dmma_, cc_major_);
       n_part = plan.slices;
       ensure(acc_, n_part * n_obs_ * n_rhs * 12);
-      detail::cuda_run(b_, plan, src_.data(), n_s_, folded_.data(), n_rhs, obs_.data(), n_obs_, k_,
+      detail::cuda_run(b_, plan, src_.data(), n_s_, folded, n_rhs, obs_.data(), n_obs_, k_,
                        acc_.data());
       last_strategy_ = (plan.tensor_tiles > 0
                             ? std::string("cuda tensor-cores ") + detail::tc_shape_name(plan.shape) +
@@ -366,7 +391,7 @@ class radiation_operator {
       const auto kind = host_kind(n_rhs);
       const int nt = host_threads();
       ensure(acc_, (kind == detail::loop_kind::over_sources ? nt : 1) * n_obs_ * n_rhs * 12);
-      n_part = detail::host_run(kind, nt, src_.data(), n_s_, folded_.data(), n_rhs, obs_.data(),
+      n_part = detail::host_run(kind, nt, src_.data(), n_s_, folded, n_rhs, obs_.data(),
                                 n_obs_, k_, acc_.data());
       last_strategy_ = kind_name(kind);
     }

@@ -111,6 +111,36 @@ __device__ __forceinline__ radiation_kernel<double>::coupling shfl_coupling(
   return r;
 }
 
+/// 16 bytes global -> shared without a register round trip (sm_80+); fewer
+/// than 16 source bytes (0 here) fill the rest with zeros.
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, int src_bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned s = unsigned(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes)
+               : "memory");
+#else
+  const double2 v = src_bytes > 0 ? *static_cast<const double2*>(gmem) : double2{0.0, 0.0};
+  *static_cast<double2*>(smem) = v;
+#endif
+}
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+/// Waits until at most N of this thread's committed groups are in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+/// Sources per staged tile of the tensor kernel: two tiles (double buffer)
+/// stay within the 48 KiB of static shared memory for every NT.
+template <int NT>
+inline constexpr int tc_tile_for = NT >= 4 ? 12 : 16;
+
 template <int NT, tc_shape Shape>
 __global__ void __launch_bounds__(tc_block)
     radiate_tc_kernel(const point4<double>* __restrict__ src, index_t n_s,
@@ -119,8 +149,13 @@ __global__ void __launch_bounds__(tc_block)
                       double* __restrict__ acc_out) {
   using K = radiation_kernel<double>;
   constexpr int RC = 4 * NT;  // RHS per chunk
-  __shared__ point4<double> s_pt[tc_src_tile];
-  __shared__ double s_cur[tc_src_tile * RC * 12];
+  constexpr int TILE = tc_tile_for<NT>;
+  static_assert(TILE % 4 == 0, "sources are coupled in groups of 4");
+  constexpr int CUR = TILE * RC * 12;  // doubles of one staged tile of currents
+  // Two tiles: the next one is copied (cp.async) while this one is used, so
+  // the global loads' latency and the block barrier no longer stall the warps.
+  __shared__ __align__(16) point4<double> s_pt[2][TILE];
+  __shared__ __align__(16) double s_cur[2][CUR];
 
   const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
   const tc::lane_role L(lane);
@@ -131,6 +166,7 @@ __global__ void __launch_bounds__(tc_block)
   const index_t n_chunks = (n_rhs + RC - 1) / RC;
   const index_t s_begin = n_s * index_t(blockIdx.z) / gridDim.z;
   const index_t s_end = n_s * (index_t(blockIdx.z) + 1) / gridDim.z;
+  const index_t n_tiles = (s_end - s_begin + TILE - 1) / TILE;
   double* part = acc_out + index_t(blockIdx.z) * n_obs * n_rhs * 12;
   const int group_base = lane & ~3;
 
@@ -143,23 +179,47 @@ __global__ void __launch_bounds__(tc_block)
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) acc[c][nt][0] = acc[c][nt][1] = 0.0;
 
-    for (index_t t0 = s_begin; t0 < s_end; t0 += tc_src_tile) {
-      const int ns = int(s_end - t0 < tc_src_tile ? s_end - t0 : tc_src_tile);
-      __syncthreads();  // every warp has consumed the previous tile
-      // Padding sources (ns..tile) sit on the last real one with zero currents:
-      // a finite coupling times 0 adds exactly 0.
-      for (int i = int(threadIdx.x); i < tc_src_tile; i += tc_block)
-        s_pt[i] = src[t0 + (i < ns ? i : ns - 1)];
-      for (int i = int(threadIdx.x); i < tc_src_tile * RC * 12; i += tc_block) {
-        const int ls = i / (RC * 12), rem = i - ls * (RC * 12);
-        const int rb = rem / 12, c = rem - rb * 12;
-        s_cur[i] = (ls < ns && rb < nr) ? folded[((t0 + ls) * n_rhs + r0 + rb) * 12 + c] : 0.0;
+    // Tile `it` into buffer `buf`, 16 bytes per copy. Padding sources
+    // (ns..TILE) sit on the last real one with zero currents: a finite
+    // coupling times 0 adds exactly 0; padding RHS (nr..RC) are zero too.
+    // Offsets are multiples of 12 doubles plus an even index: 16-byte aligned.
+    auto stage = [&](index_t it, int buf) {
+      const index_t t0 = s_begin + it * TILE;
+      const int ns_t = int(s_end - t0 < TILE ? s_end - t0 : TILE);
+      for (int i = int(threadIdx.x); i < 2 * TILE; i += tc_block) {
+        const int ls = i >> 1;
+        const double* g = reinterpret_cast<const double*>(src + t0 + (ls < ns_t ? ls : ns_t - 1)) + 2 * (i & 1);
+        cp_async16(reinterpret_cast<double*>(&s_pt[buf][ls]) + 2 * (i & 1), g, 16);
       }
-      __syncthreads();
+      for (int i = int(threadIdx.x); i < CUR / 2; i += tc_block) {
+        const int ls = i / (RC * 6), rem = i - ls * (RC * 6);
+        const int rb = rem / 6;
+        const bool ok = ls < ns_t && rb < nr;
+        const double* g = ok ? folded + ((t0 + ls) * n_rhs + r0) * 12 + 2 * rem : folded;
+        cp_async16(&s_cur[buf][2 * i], g, ok ? 16 : 0);
+      }
+      cp_async_commit();
+    };
+
+    if (n_tiles > 0) stage(0, 0);
+#pragma unroll 1
+    for (index_t it = 0; it < n_tiles; ++it) {
+      const int buf = int(it & 1);
+      const index_t t0 = s_begin + it * TILE;
+      const int ns = int(s_end - t0 < TILE ? s_end - t0 : TILE);
+      if (it + 1 < n_tiles) {
+        stage(it + 1, buf ^ 1);
+        cp_async_wait<1>();  // this tile's copies are done, the next one's may fly
+      } else {
+        cp_async_wait<0>();
+      }
+      __syncthreads();  // every thread's copies of this tile are visible
+      const point4<double>* s_pts = s_pt[buf];
+      const double* s_curb = s_cur[buf];
       const int n_groups = (ns + 3) / 4;
 #pragma unroll 1
       for (int jb = 0; jb < n_groups; ++jb) {
-        const point4<double> sp = s_pt[4 * jb + L.q];
+        const point4<double> sp = s_pts[4 * jb + L.q];
         const K::coupling mine = K::couple(op.x - sp.x, op.y - sp.y, op.z - sp.z, k, inv_k);
         if constexpr (Shape == tc_shape::m16n8k8) {
           // Two sources per product: K = (source 2 h + s2, lane role).
@@ -170,7 +230,7 @@ __global__ void __launch_bounds__(tc_block)
             double a0[6][3], a1[6][3];
             tc::a_values<double>(cp0, L.kind, L.t, a0);
             tc::a_values<double>(cp1, L.kind, L.t, a1);
-            const double* cur0 = s_cur + (4 * jb + 2 * h) * RC * 12;
+            const double* cur0 = s_curb + (4 * jb + 2 * h) * RC * 12;
             const double* cur1 = cur0 + RC * 12;
 #pragma unroll
             for (int kk = 0; kk < 3; ++kk) {
@@ -195,7 +255,7 @@ __global__ void __launch_bounds__(tc_block)
             const K::coupling cp = shfl_coupling(mine, group_base + j);
             double a[6][3];
             tc::a_values<double>(cp, L.kind, L.t, a);
-            const double* cur = s_cur + (4 * jb + j) * RC * 12;
+            const double* cur = s_curb + (4 * jb + j) * RC * 12;
 #pragma unroll
             for (int kk = 0; kk < 3; ++kk) {
               double b[NT];
@@ -212,6 +272,7 @@ __global__ void __launch_bounds__(tc_block)
           }
         }
       }
+      __syncthreads();  // every warp is done with this buffer before it is refilled
     }
     if (active) {
 #pragma unroll

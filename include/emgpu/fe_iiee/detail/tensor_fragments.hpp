@@ -48,14 +48,30 @@ struct lane_role {
   EMGPU_HD static int c_slot(int c, int i) { return 2 * c + i; }
 };
 
+/// v or -v (bit-identical to unary minus). On the device a flip of the sign
+/// bit in the integer units: a negation or a multiplication by -1 would take
+/// a slot of the FP64 pipe, which the tensor-core products also use.
+template <class Real>
+EMGPU_HD inline Real negate_if(Real v, bool neg) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(Real) == 8)
+    return __hiloint2double(__double2hiint(v) ^ (neg ? int(0x80000000u) : 0), __double2loint(v));
+  else
+    return __int_as_float(__float_as_int(v) ^ (neg ? int(0x80000000u) : 0));
+#else
+  return neg ? -v : v;
+#endif
+}
+
 /// @brief The lane's A values for one pair: a[c][kk] = Re or Im (t) of
 ///        G_{c, kk + 3 kind} from the pair's coupling.
 template <class Real>
 EMGPU_HD inline void a_values(const typename radiation_kernel<Real>::coupling& cp, int kind, int t,
                               Real (&a)[6][3]) {
   // P enters E from Jt with +1 and C from Mt with -1: the sign follows the kind.
-  const Real sg = kind == 0 ? Real(1) : Real(-1);
-  const Real qv = sg * (t ? cp.qi : cp.qr), pv = sg * (t ? cp.pi : cp.pr), gv = t ? cp.gi : cp.gr;
+  const bool neg = kind != 0;
+  const Real qv = negate_if(t ? cp.qi : cp.qr, neg), pv = negate_if(t ? cp.pi : cp.pr, neg);
+  const Real gv = t ? cp.gi : cp.gr;
   const Real u[3] = {cp.ux, cp.uy, cp.uz};
   const Real qu[3] = {qv * u[0], qv * u[1], qv * u[2]};
   const Real gu[3] = {gv * u[0], gv * u[1], gv * u[2]};
@@ -69,11 +85,11 @@ EMGPU_HD inline void a_values(const typename radiation_kernel<Real>::coupling& c
   // (v x u)_i = eps_ijk v_j u_k: coefficient of v_j in component i.
   X[0][0] = X[1][1] = X[2][2] = Real(0);
   X[0][1] = gu[2];
-  X[0][2] = -gu[1];
-  X[1][0] = -gu[2];
+  X[0][2] = negate_if(gu[1], true);
+  X[1][0] = negate_if(gu[2], true);
   X[1][2] = gu[0];
   X[2][0] = gu[1];
-  X[2][1] = -gu[0];
+  X[2][1] = negate_if(gu[0], true);
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) {
       a[i][j] = kind == 0 ? P[i][j] : X[i][j];      // E from Jt: P; E from Mt: g1 U
@@ -85,8 +101,7 @@ EMGPU_HD inline void a_values(const typename radiation_kernel<Real>::coupling& c
 ///        folded currents cur[rhs][12] (rhs within the chunk).
 template <class Real>
 EMGPU_HD inline Real b_value(const lane_role& L, const Real* cur, int kk, int nt) {
-  const Real v = cur[L.b_index(kk, nt)];
-  return L.b_neg ? -v : v;
+  return negate_if(cur[L.b_index(kk, nt)], L.b_neg);
 }
 
 }  // namespace emgpu::fe_iiee::detail::tc
