@@ -411,6 +411,20 @@ TEMPLATE_LIST_TEST_CASE("fe_iiee: bad input raises invalid_argument", "[fe_iiee]
   const auto Mb = emgpu_test::upload(b, c.M);
   REQUIRE_THROWS_AS(op.apply_resident(Jb.data(), Mb.data(), 1), E);
   REQUIRE_THROWS_AS(op.apply_resident(Mb.data(), Mb.data(), 0), E);
+  {
+    // Inf in M too; then a good call after the bad ones: the device's
+    // non-finite flag is re-armed for every call.
+    auto inf_M = c.M;
+    inf_M[7] = emgpu::complex<double>(INFINITY, 0.0);
+    const auto Mi = emgpu_test::upload(b, inf_M);
+    const auto Jg = emgpu_test::upload(b, c.J);
+    REQUIRE_THROWS_AS(op.apply_resident(Jg.data(), Mi.data(), 1), E);
+    const auto want = op.apply(c.J, c.M);
+    const auto& got = op.apply_resident(Jg.data(), Mb.data(), 1);
+    std::vector<emgpu::complex<double>> host(want.size());
+    copy_to_host(b, got.data(), index_t(host.size()), host.data());
+    CHECK(emgpu_test::rel_diff(host, want) == 0.0);
+  }
   // Psi
   const auto scat = op.apply(c.J, c.M);
   const auto nrm = box_normals(2);

@@ -199,14 +199,17 @@ class radiation_operator {
 
   /// @brief apply() on currents already in the backend's memory; the scat_vec
   ///        stays there (result()). Nothing crosses the PCIe bus.
-  /// @throws emgpu::invalid_argument on n_rhs < 1, null pointers or non-finite currents.
+  /// @throws emgpu::invalid_argument on n_rhs < 1, null pointers or non-finite currents
+  ///         (on the device this is detected while folding: the call then
+  ///         throws after the apply ran, and result() is unspecified).
   const buffer<complex_type>& apply_resident(const complex_type* J, const complex_type* M,
                                              index_t n_rhs, scat_layout layout = scat_layout::by_rhs) {
     check_resident(J, M, n_rhs, "apply_resident");
     ensure(folded_, n_s_ * n_rhs * 12);
+    int* bad = arm_finite_flag();
     for_each_index(b_, n_s_ * n_rhs,
-                   detail::fold_currents_fn<Real>{J, M, src_.data(), folded_.data(), n_s_, n_rhs, eta_});
-    run(n_rhs, layout);
+                   detail::fold_currents_fn<Real>{J, M, src_.data(), folded_.data(), n_s_, n_rhs, eta_, bad});
+    finish_resident(bad, n_rhs, layout, "apply_resident");
     return scat_;
   }
 
@@ -219,10 +222,11 @@ class radiation_operator {
                            "fe_iiee::radiation_operator::apply_fields_resident: no normals were given");
     check_resident(E, H, n_rhs, "apply_fields_resident");
     ensure(folded_, n_s_ * n_rhs * 12);
+    int* bad = arm_finite_flag();
     for_each_index(b_, n_s_ * n_rhs,
                    detail::fold_fields_fn<Real>{E, H, normals_.data(), src_.data(), folded_.data(),
-                                                n_s_, n_rhs, eta_});
-    run(n_rhs, layout);
+                                                n_s_, n_rhs, eta_, bad});
+    finish_resident(bad, n_rhs, layout, "apply_fields_resident");
     return scat_;
   }
 
@@ -277,13 +281,35 @@ class radiation_operator {
     return index_t(a / std::size_t(3 * n_s_));
   }
 
+  // Resident inputs: on the host they are scanned before use; on the device
+  // the fold raises a flag (flag_non_finite) that is read once the apply is
+  // queued, so no reductions and host round trips precede the work.
   void check_resident(const complex_type* a, const complex_type* b, index_t n_rhs,
                       const char* what) const {
     const std::string where = std::string("fe_iiee::radiation_operator::") + what;
     emgpu::detail::require(n_rhs >= 1 && a != nullptr && b != nullptr,
                            where + ": need n_rhs >= 1 and non-null inputs");
-    emgpu::detail::require(all_finite(b_, a, 3 * n_s_ * n_rhs) && all_finite(b_, b, 3 * n_s_ * n_rhs),
-                           where + ": non-finite input");
+    if constexpr (!is_device_backend_v<Backend>)
+      emgpu::detail::require(all_finite(b_, a, 3 * n_s_ * n_rhs) && all_finite(b_, b, 3 * n_s_ * n_rhs),
+                             where + ": non-finite input");
+  }
+  int* arm_finite_flag() {
+    if constexpr (is_device_backend_v<Backend>) {
+      ensure(bad_, 1);
+      fill(b_, bad_.data(), index_t(1), 0);
+      return bad_.data();
+    } else {
+      return nullptr;
+    }
+  }
+  void finish_resident(int* bad, index_t n_rhs, scat_layout layout, const char* what) {
+    run(n_rhs, layout);
+    if constexpr (is_device_backend_v<Backend>) {
+      int flag = 0;
+      copy_to_host(b_, static_cast<const int*>(bad), 1, &flag);  // waits for the apply
+      emgpu::detail::require(flag == 0, std::string("fe_iiee::radiation_operator::") + what +
+                                            ": non-finite input (or an overflow folding it)");
+    }
   }
 
   template <class T>
@@ -416,6 +442,7 @@ class radiation_operator {
   buffer<point4<Real>> src_, obs_;
   buffer<Real> normals_, folded_, acc_;
   buffer<complex_type> stage_a_, stage_b_, scat_;
+  buffer<int> bad_;
   std::string last_strategy_;
 };
 

@@ -126,11 +126,13 @@ inline cuda_plan make_cuda_plan(loop_kind kind, bool automatic, index_t n_s, ind
   if (kind == loop_kind::over_rhs || automatic)
     p.grid_y = unsigned(std::min<index_t>(chunks, 65535));
   if (kind == loop_kind::over_sources || automatic) {
-    // Enough blocks for ~8 resident per SM; each slice keeps >= 4 source tiles.
+    // Enough blocks for ~8 resident per SM; each slice keeps >= 4 source tiles
+    // (tensor cores) or >= 2 (CUDA cores: small problems such as 1800 sources
+    // x 9432 observers need the extra blocks more than the longer slices).
     const index_t want_blocks = index_t(8) * std::max(sm_count, 1);
     const index_t have = obs_blocks * index_t(p.grid_y);
     index_t s = (want_blocks + have - 1) / have;
-    s = std::min<index_t>(s, std::max<index_t>(1, n_s / (4 * (tensor ? tc_src_tile : cuda_src_tile))));
+    s = std::min<index_t>(s, std::max<index_t>(1, n_s / (tensor ? 4 * tc_src_tile : 2 * cuda_src_tile)));
     if (kind == loop_kind::over_sources && !automatic) s = std::max<index_t>(s, 2);
     // The memory bound wins over the forced split: one slice is always allowed.
     const std::size_t per_slice = std::size_t(n_obs) * std::size_t(n_rhs) * 12 * real_size;

@@ -18,6 +18,21 @@ enum class loop_kind { over_sources, over_observers, over_rhs };
 /// Jt = w eta J then Mt = w M, (re, im) per component. Source-major so that
 /// all RHS of one source are contiguous (one staging load per source tile).
 template <class Real>
+struct fold_currents_fn;
+
+/// Raises *bad when one of the 12 folded values of an item is not finite
+/// (non-finite input, or an overflow). The device backend checks its inputs
+/// this way, inside the fold it runs anyway, instead of two reductions and
+/// their host round trips before it.
+template <class Real>
+EMGPU_HD inline void flag_non_finite(const Real* f, int* bad) {
+  if (bad == nullptr) return;
+  Real z = 0;
+  for (int c = 0; c < 12; ++c) z += f[c] - f[c];  // NaN exactly when some f[c] is Inf or NaN
+  if (!(z == z)) *bad = 1;
+}
+
+template <class Real>
 struct fold_currents_fn {
   const complex<Real>* J;  // c + 3 (s + n_s r)
   const complex<Real>* M;
@@ -25,6 +40,7 @@ struct fold_currents_fn {
   Real* folded;
   index_t n_s, n_rhs;
   Real eta;
+  int* bad = nullptr;  // optional non-finite flag (flag_non_finite)
   EMGPU_HD void operator()(index_t i) const {
     const index_t s = i % n_s, r = i / n_s;
     const Real w = src[s].w, we = w * eta;
@@ -37,6 +53,7 @@ struct fold_currents_fn {
       f[6 + 2 * c] = w * m[c].real();
       f[6 + 2 * c + 1] = w * m[c].imag();
     }
+    flag_non_finite(f, bad);
   }
 };
 
@@ -50,6 +67,7 @@ struct fold_fields_fn {
   Real* folded;
   index_t n_s, n_rhs;
   Real eta;
+  int* bad = nullptr;  // optional non-finite flag (flag_non_finite)
   EMGPU_HD void operator()(index_t i) const {
     const index_t s = i % n_s, r = i / n_s;
     const Real w = src[s].w, we = w * eta;
@@ -65,6 +83,7 @@ struct fold_fields_fn {
       f[6 + 2 * c] = w * m[c].real();
       f[6 + 2 * c + 1] = w * m[c].imag();
     }
+    flag_non_finite(f, bad);
   }
 };
 
