@@ -38,14 +38,18 @@ namespace emgpu::batched::detail {
 
 /// Largest n handled by the register kernels.
 constexpr index_t lu_regs_max_n = 32;
-/// Threads per block: 128 / N matrices per block.
-constexpr int lu_regs_threads = 128;
+/// Threads per block (lu_regs_block<N> / N matrices per block). N = 32 with
+/// complex<double> needs ~176 registers a lane, which caps an SM at 11 warps:
+/// one-warp blocks can use all 11 (128-thread blocks only 8); smaller N are
+/// not register-bound and take 128 threads.
+template <int N>
+inline constexpr int lu_regs_block = N == 32 ? 32 : 128;
 
 template <int N, class T, class Loc>
-__global__ void __launch_bounds__(lu_regs_threads)
+__global__ void __launch_bounds__(lu_regs_block<N>)
     lu_regs_kernel(Loc loc, int n, index_t lda, index_t* ipiv, int* info, index_t count) {
   using R = real_type_t<T>;
-  constexpr int groups = lu_regs_threads / N;
+  constexpr int groups = lu_regs_block<N> / N;
   // Two pivot-row buffers per group, alternating with k: a lane can only
   // write buffer k&1 again at step k+2, after every lane of its group passed
   // the sync of step k+1, i.e. after all reads of step k: one sync per step.
@@ -131,11 +135,11 @@ __global__ void __launch_bounds__(lu_regs_threads)
 template <int N, class T, class Loc>
 inline void lu_regs_launch_n(const backend::cuda& b, Loc loc, index_t n, index_t lda, index_t* ipiv,
                              int* info, index_t count, const char* name) {
-  constexpr index_t groups = lu_regs_threads / N;
+  constexpr index_t groups = lu_regs_block<N> / N;
   const index_t grid = (count + groups - 1) / groups;
   detail_require(grid <= index_t(0x7fffffff), std::string(name) + ": batch too large for one grid");
   lu_regs_kernel<N, T, Loc>
-      <<<unsigned(grid), unsigned(lu_regs_threads), 0, b.stream>>>(loc, int(n), lda, ipiv, info, count);
+      <<<unsigned(grid), unsigned(lu_regs_block<N>), 0, b.stream>>>(loc, int(n), lda, ipiv, info, count);
   emgpu::detail::check_cuda(cudaGetLastError(), name, __FILE__, __LINE__);
 }
 
