@@ -3,6 +3,8 @@
 // argument errors. Bounds follow the issue: ||P A - L U||_F / (||A||_F n eps)
 // <= 10 (backward stability of partial pivoting with the modest growth of
 // random matrices); solves: ||A x - b|| / (||A|| ||x|| n eps) <= 10.
+#include <cstring>
+
 #include "batched_util.hpp"
 
 using namespace emgpu;
@@ -148,6 +150,122 @@ void pointer_array_matches_strided(const B& b) {
                     static_cast<T* const*>(d_r.data()), index_t(2), r.ld, count);
   CHECK(down(b, r1) == down(b, r2));
 }
+
+#if defined(EMGPU_TEST_CUDA)
+/// ||P A - L U||_F / (||A||_F n eps) of one factored matrix (0 / 0 -> ||L U||).
+template <class T>
+long double lu_backward(const MatL<T>& A, const MatL<T>& F, const index_t* p) {
+  const index_t n = A.rows();
+  MatL<T> L = MatL<T>::Identity(n, n), U = MatL<T>::Zero(n, n);
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i < n; ++i) (i > j ? L(i, j) : U(i, j)) = F(i, j);
+  const long double nA = fro(A);
+  return nA == 0 ? fro(L * U) : fro(permuted<T>(A, p) - L * U) / (nA * n * eps<T>());
+}
+
+/// The register fast path (public lu_factor, n <= 32) against the generic
+/// team path (detail::launch of lu_factor_op, what n > 32 runs) on one batch.
+/// Both run the same elimination; they may still round differently (FMA
+/// contraction is up to the compiler), so:
+///  - random (tie-free) matrices: same pivots and info, factors within
+///    10 n eps (relative, Frobenius: the forward error of two backward-stable
+///    runs with the same pivots and modest growth);
+///  - ill-conditioned / exactly singular: same info (a zero column stays
+///    exactly zero whatever the rounding), backward errors <= 10 for both
+///    (near-ties in late pivots may legitimately differ);
+///  - near-integer matrices with many exact ties: the fast path's own
+///    factors must have backward error <= 10, valid pivots, and an info
+///    consistent with its U (first exactly zero diagonal);
+///  - NaN / Inf in column 0: must return (no hang), with the generic path's
+///    pivots and info (decided by IEEE compares only, no rounding: the
+///    non-finite row is never a pivot (NaN) or is the unique one (Inf)).
+/// The pointer-array form must reproduce the strided one bitwise (same
+/// kernel, same arithmetic). Entries outside the n x n blocks stay untouched.
+template <class T>
+void fast_vs_generic(index_t n, index_t count, std::uint64_t seed) {
+  INFO("type " << type_name<T>() << ", n = " << n << ", count = " << count);
+  enum class xk { base, ties, nan, inf };
+  const backend::cuda b{};
+  std::mt19937_64 rng(seed);
+  std::vector<kind> kinds;
+  std::vector<index_t> zc;
+  batch<T> a = make_batch<T>(n, n, count, rng, kinds, zc);
+  std::vector<xk> extra(static_cast<std::size_t>(count), xk::base);
+  std::uniform_int_distribution<int> small(-2, 2);
+  for (index_t k = 0; k < count; ++k) {
+    if (k % 5 == 4) {  // small integers: exact ties in the pivot search
+      MatD<T> m(n, n);
+      for (index_t j = 0; j < n; ++j)
+        for (index_t i = 0; i < n; ++i) m(i, j) = d_t<T>(double(small(rng)));
+      a.set(k, m);
+      extra[std::size_t(k)] = xk::ties;
+    } else if (k % 7 == 5 || k % 11 == 6) {
+      MatD<T> m = random_d<T>(n, n, rng);
+      const double bad = k % 7 == 5 ? std::numeric_limits<double>::quiet_NaN()
+                                    : std::numeric_limits<double>::infinity();
+      m((k / 3) % n, 0) = d_t<T>(bad);
+      a.set(k, m);
+      extra[std::size_t(k)] = k % 7 == 5 ? xk::nan : xk::inf;
+    }
+  }
+  auto d_fast = up(b, a.h), d_gen = up(b, a.h), d_arr = up(b, a.h);
+  auto p_fast = make_vector<index_t>(b, n * count), p_gen = make_vector<index_t>(b, n * count),
+       p_arr = make_vector<index_t>(b, n * count);
+  auto i_fast = make_vector<int>(b, count), i_gen = make_vector<int>(b, count), i_arr = make_vector<int>(b, count);
+  batched::lu_factor(b, a.view(d_fast.data()), p_fast.data(), i_fast.data());
+  const batched::detail::lu_factor_op<T, batched::detail::strided_loc<T>> gen{
+      {d_gen.data(), a.stride}, n, a.ld, p_gen.data(), i_gen.data()};
+  batched::detail::launch(b, gen, count, "generic lu_factor");
+  std::vector<T*> ptrs;
+  for (index_t k = 0; k < count; ++k) ptrs.push_back(d_arr.data() + k * a.stride);
+  auto d_ptrs = emgpu_test::upload(b, ptrs);
+  batched::lu_factor(b, static_cast<T* const*>(d_ptrs.data()), n, a.ld, count, p_arr.data(), i_arr.data());
+
+  const std::vector<T> ff = down(b, d_fast), fg = down(b, d_gen), fa = down(b, d_arr);
+  const std::vector<index_t> pf = down(b, p_fast), pg = down(b, p_gen), pa = down(b, p_arr);
+  const std::vector<int> inf_f = down(b, i_fast), inf_g = down(b, i_gen), inf_a = down(b, i_arr);
+  // Bitwise, NaN included: compare the bytes.
+  REQUIRE(std::memcmp(ff.data(), fa.data(), ff.size() * sizeof(T)) == 0);
+  REQUIRE(pf == pa);
+  REQUIRE(inf_f == inf_a);
+  for (index_t k = 0; k < count; ++k)
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = n; i < a.ld; ++i)
+        REQUIRE(ff[std::size_t(k * a.stride + i + j * a.ld)] == a.h[std::size_t(k * a.stride + i + j * a.ld)]);
+  for (index_t k = 0; k < count; ++k) {
+    const xk x = extra[std::size_t(k)];
+    INFO("matrix " << k << " (" << kind_name(kinds[std::size_t(k)]) << ", extra " << int(x) << ")");
+    const index_t* ppf = pf.data() + k * n;
+    const index_t* ppg = pg.data() + k * n;
+    for (index_t j = 0; j < n; ++j) REQUIRE((ppf[j] >= j && ppf[j] < n));
+    const int ifk = inf_f[std::size_t(k)], igk = inf_g[std::size_t(k)];
+    const MatL<T> A = a.get(k), F = a.get(ff, k), G = a.get(fg, k);
+    if (x == xk::nan || x == xk::inf) {
+      CHECK(ifk == igk);
+      for (index_t j = 0; j < n; ++j) CHECK(ppf[j] == ppg[j]);
+      continue;
+    }
+    if (x == xk::ties) {
+      INFO("info " << ifk);
+      CHECK(lu_backward<T>(A, F, ppf) <= 10);
+      REQUIRE((ifk >= 0 && ifk <= n));
+      for (index_t j = 0; j < (ifk > 0 ? ifk - 1 : n); ++j) CHECK(F(j, j) != ld_t<T>(0));
+      if (ifk > 0) CHECK(F(ifk - 1, ifk - 1) == ld_t<T>(0));
+      continue;
+    }
+    CHECK(ifk == igk);
+    CHECK(lu_backward<T>(A, F, ppf) <= 10);
+    CHECK(lu_backward<T>(A, G, ppg) <= 10);
+    if (kinds[std::size_t(k)] == kind::singular) CHECK(ifk == int(zc[std::size_t(k)] + 1));
+    if (kinds[std::size_t(k)] == kind::random) {
+      for (index_t j = 0; j < n; ++j) CHECK(ppf[j] == ppg[j]);
+      const long double d = fro(F - G) / (fro(G) * n * eps<T>());
+      INFO("||F_fast - F_generic|| / (||F|| n eps) = " << double(d));
+      CHECK(d <= 10);
+    }
+  }
+}
+#endif
 
 }  // namespace
 
@@ -295,3 +413,18 @@ TEMPLATE_LIST_TEST_CASE("batched LU: a million 2 x 2 matrices against the closed
   }
   CHECK(bad == 0);
 }
+
+#if defined(EMGPU_TEST_CUDA)
+TEST_CASE("batched LU: CUDA register fast path matches the generic team path",
+          "[batched][lu][sanitize]") {
+  // 37 matrices: a partial last block for every N and partial warps for N < 32.
+  for (index_t n = 1; n <= 32; ++n) {
+    fast_vs_generic<complex<double>>(n, 37, 8000 + n);
+    fast_vs_generic<float>(n, 37, 9000 + n);
+  }
+  fast_vs_generic<double>(32, 37, 9100);
+  fast_vs_generic<complex<float>>(32, 37, 9200);
+  fast_vs_generic<double>(13, 37, 9113);
+  fast_vs_generic<complex<float>>(5, 37, 9205);
+}
+#endif

@@ -15,6 +15,7 @@
 #include "../core/matrix_view.hpp"
 #include "detail/launch.hpp"
 #include "detail/lu_core.hpp"
+#include "detail/lu_regs.hpp"
 
 namespace emgpu::batched {
 
@@ -37,6 +38,16 @@ void lu_factor(const Backend& b, strided_batch_view<T> a, index_t* ipiv, int* in
   if (a.count == 0) return;
   detail::check_ptr(ipiv, a.rows > 0, "lu_factor", "ipiv");
   detail::check_ptr(info, true, "lu_factor", "info");
+#if defined(__CUDACC__)
+  // n <= 32: register-resident kernels (detail/lu_regs.hpp), same results.
+  if constexpr (std::is_same_v<Backend, backend::cuda>) {
+    if (a.rows >= 1 && a.rows <= detail::lu_regs_max_n) {
+      detail::lu_regs_launch<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.ld, ipiv, info,
+                                a.count, "emgpu::batched::lu_factor");
+      return;
+    }
+  }
+#endif
   const detail::lu_factor_op<T, detail::strided_loc<T>> op{{a.data, a.stride}, a.rows, a.ld, ipiv,
                                                           info};
   detail::launch(b, op, a.count, "emgpu::batched::lu_factor");
@@ -55,6 +66,15 @@ void lu_factor(const Backend& b, T* const* a_array, index_t n, index_t lda, inde
   detail::check_ptr(a_array, true, "lu_factor", "a_array");
   detail::check_ptr(ipiv, n > 0, "lu_factor", "ipiv");
   detail::check_ptr(info, true, "lu_factor", "info");
+#if defined(__CUDACC__)
+  if constexpr (std::is_same_v<Backend, backend::cuda>) {
+    if (n >= 1 && n <= detail::lu_regs_max_n) {
+      detail::lu_regs_launch<T>(b, detail::array_loc<T>{a_array}, n, lda, ipiv, info, count,
+                                "emgpu::batched::lu_factor");
+      return;
+    }
+  }
+#endif
   const detail::lu_factor_op<T, detail::array_loc<T>> op{{a_array}, n, lda, ipiv, info};
   detail::launch(b, op, count, "emgpu::batched::lu_factor");
 }
