@@ -243,6 +243,55 @@ void check_lsq(const B& b, index_t m, index_t n, index_t count, std::uint64_t se
   }
 }
 
+#if !defined(EMGPU_TEST_CUDA)
+/// @brief The CUDA register kernel's lane logic (detail/qr_regs.hpp) run on
+///        the host: N lanes as a loop, a shuffle from lane j as reading lane
+///        j's rotation, stage by stage as the kernel recurses. The host
+///        compiler contracts nothing, so the padded schedule must reproduce
+///        the serial path bit for bit: this checks the register indexing,
+///        the padding and the existence guards for every 1 <= n <= m <= 32.
+template <int N, int St, class T>
+void regs_model_stage(T (&a)[N][N], int off, int n) {
+  batched::detail::givens<T> g[N];
+  for (int l = 0; l < N; ++l) g[l] = batched::detail::qr_regs_generate<N, St>(a[l], l, off, n);
+  for (int j = 0; j < N - 1; ++j) {
+    if (!batched::detail::qr_regs_has(N, St, j, off, n)) continue;
+    for (int l = 0; l < N; ++l) batched::detail::qr_regs_rotate<N, St>(a[l], j, l, g[j]);
+  }
+  if constexpr (St + 1 < 2 * N - 3) regs_model_stage<N, St + 1>(a, off, n);
+}
+
+template <int N, class T>
+void regs_model(T* p, index_t m, index_t n, index_t ld) {
+  T a[N][N];
+  const int off = N - int(m);
+  for (int l = 0; l < N; ++l) batched::detail::qr_regs_load<N>(a[l], l < n ? p + l * ld : nullptr, off);
+  regs_model_stage<N, 0>(a, off, int(n));
+  for (int l = 0; l < N; ++l) batched::detail::qr_regs_store<N>(a[l], l < n ? p + l * ld : nullptr, off);
+}
+
+template <class T>
+void check_regs_model(index_t m, index_t n, std::uint64_t seed) {
+  INFO("register-kernel model, type " << type_name<T>() << ", m = " << m << ", n = " << n);
+  std::mt19937_64 rng(seed);
+  std::vector<kind> kinds;
+  std::vector<index_t> zc;
+  const index_t count = 3;  // random, ill-conditioned, singular
+  const batch<T> a = make_batch<T>(m, n, count, rng, kinds, zc);
+  std::vector<T> ref = a.h, mod = a.h;
+  batched::qr_factor(backend::serial{}, a.view(ref.data()));
+  for (index_t k = 0; k < count; ++k) {
+    T* p = mod.data() + k * a.stride;
+    if (m <= 2) regs_model<2>(p, m, n, a.ld);
+    else if (m <= 4) regs_model<4>(p, m, n, a.ld);
+    else if (m <= 8) regs_model<8>(p, m, n, a.ld);
+    else if (m <= 16) regs_model<16>(p, m, n, a.ld);
+    else regs_model<32>(p, m, n, a.ld);
+  }
+  CHECK(mod == ref);
+}
+#endif
+
 #if defined(EMGPU_TEST_CUDA)
 /// @brief The register fast path (qr_factor on CUDA, m <= 32) against the
 ///        generic team path (detail::launch with qr_factor_op, forced) on the
@@ -472,5 +521,15 @@ TEST_CASE("batched QR: CUDA register fast path vs generic path", "[batched][qr][
     check_fast_degenerate<complex<double>>(m, m, 9500 + std::uint64_t(m));
     check_fast_degenerate<float>(m, m > 1 ? m - 1 : 1, 9600 + std::uint64_t(m));
   }
+}
+#endif
+
+#if !defined(EMGPU_TEST_CUDA)
+TEST_CASE("batched QR: the CUDA register kernel's schedule, modelled on the host", "[batched][qr]") {
+  for (index_t m = 1; m <= 32; ++m)
+    for (index_t n = m; n >= 1; n -= (m > 8 ? 3 : 1)) {
+      check_regs_model<complex<double>>(m, n, 10000 + std::uint64_t(m * 64 + n));
+      check_regs_model<float>(m, n, 20000 + std::uint64_t(m * 64 + n));
+    }
 }
 #endif

@@ -48,22 +48,105 @@
 /// bytes), which the L1 keeps: each sector is fetched from DRAM once.
 #pragma once
 
-#if defined(__CUDACC__)
-
 #include <cstddef>
 #include <string>
 
-#include "../../backend/cuda.hpp"
-#include "../../backend/cuda_check.hpp"
 #include "common.hpp"
 #include "qr_core.hpp"
+
+#if defined(__CUDACC__)
+#include "../../backend/cuda.hpp"
+#include "../../backend/cuda_check.hpp"
+#define EMGPU_QR_REGS_UNROLL _Pragma("unroll")
+#define EMGPU_QR_REGS_INLINE __forceinline__
+#else
+#define EMGPU_QR_REGS_UNROLL
+#define EMGPU_QR_REGS_INLINE inline
+#endif
+
+namespace emgpu::batched::detail {
+
+/// Largest m the register path takes.
+constexpr index_t qr_regs_max = 32;
+
+// The stage is a template argument (the kernel recurses over stages at
+// compile time rather than relying on the unroller for a 61-stage loop, whose
+// failure would move the register array to local memory).
+// The per-lane pieces of the kernel are EMGPU_HD so that the host test can
+// run the kernel's exact lane logic (lanes as a loop, a shuffle as reading
+// another lane's rotation) against the serial path, bit for bit. They must
+// be inlined into the kernel: a register array passed to a real call would
+// live in local memory.
+
+/// Whether column j has a rotation at stage st, on registers (p - 1, p),
+/// p = N-1-st+2j; `off` = N - m. The range test on p folds at compile time.
+EMGPU_HD EMGPU_QR_REGS_INLINE bool qr_regs_has(int N, int st, int j, int off, int n) {
+  const int p = N - 1 - st + 2 * j;
+  return p >= 1 && p <= N - 1 && j < n && p - off >= j + 1;
+}
+
+/// Column `col` (m entries, or none: nullptr) into registers off..N-1.
+template <int N, class T>
+EMGPU_HD EMGPU_QR_REGS_INLINE void qr_regs_load(T (&a)[N], const T* col, int off) {
+  EMGPU_QR_REGS_UNROLL
+  for (int p = 0; p < N; ++p) a[p] = (col != nullptr && p >= off) ? col[p - off] : T(0);
+}
+template <int N, class T>
+EMGPU_HD EMGPU_QR_REGS_INLINE void qr_regs_store(const T (&a)[N], T* col, int off) {
+  if (col == nullptr) return;
+  EMGPU_QR_REGS_UNROLL
+  for (int p = 0; p < N; ++p)
+    if (p >= off) col[p - off] = a[p];
+}
+
+/// Lane l's part of stage st's first phase: if column l has a rotation, make
+/// it from its pivot pair, apply the decoded pair, store z (as
+/// qr_factor_core). Lanes without one make the identity from (0, 0), unused.
+template <int N, int St, class T>
+EMGPU_HD EMGPU_QR_REGS_INLINE givens<T> qr_regs_generate(T (&a)[N], int l, int off, int n) {
+  constexpr int st = St;
+  T x = T(0), y = T(0);
+  EMGPU_QR_REGS_UNROLL
+  for (int j = 0; j < N - 1; ++j) {
+    const int p = N - 1 - st + 2 * j;
+    if (l == j && qr_regs_has(N, st, j, off, n)) {
+      x = a[p - 1];
+      y = a[p];
+    }
+  }
+  const T z = givens_encode(givens_make(x, y));
+  const givens<T> g = givens_decode(z);
+  givens_apply(g, x, y, false);
+  EMGPU_QR_REGS_UNROLL
+  for (int j = 0; j < N - 1; ++j) {
+    const int p = N - 1 - st + 2 * j;
+    if (l == j && qr_regs_has(N, st, j, off, n)) {
+      a[p - 1] = x;
+      a[p] = z;  // y is zero up to rounding: the slot keeps the rotation
+    }
+  }
+  return g;
+}
+
+/// Lane l's part of the second phase for column j's rotation g (existing).
+template <int N, int St, class T>
+EMGPU_HD EMGPU_QR_REGS_INLINE void qr_regs_rotate(T (&a)[N], int j, int l, const givens<T>& g) {
+  const int p = N - 1 - St + 2 * j;
+  if (l > j) {
+    T u = a[p - 1], v = a[p];
+    givens_apply(g, u, v, false);
+    a[p - 1] = u;
+    a[p] = v;
+  }
+}
+
+}  // namespace emgpu::batched::detail
+
+#if defined(__CUDACC__)
 
 namespace emgpu::batched::detail {
 
 constexpr int qr_regs_threads = 128;
-
-/// Largest m the register path takes.
-constexpr index_t qr_regs_max = 32;
 
 template <class T>
 __device__ __forceinline__ T qr_shfl(T v, int src, int width) {
@@ -75,6 +158,22 @@ __device__ __forceinline__ T qr_shfl(T v, int src, int width) {
   } else {
     return __shfl_sync(0xffffffffu, v, src, width);
   }
+}
+
+/// Stage St, then the following ones (2N - 3 stages: the most any m <= N
+/// needs; those >= qr_stages(m, n) have no rotation and do nothing).
+template <int N, int St, class T>
+__device__ __forceinline__ void qr_regs_stage(T (&a)[N], int l, int off, int n) {
+  const givens<T> g = qr_regs_generate<N, St>(a, l, off, n);
+#pragma unroll
+  for (int j = 0; j < N - 1; ++j) {
+    if (!qr_regs_has(N, St, j, off, n)) continue;  // uniform over the warp
+    givens<T> gj;
+    gj.c = __shfl_sync(0xffffffffu, g.c, j, N);
+    gj.s = qr_shfl(g.s, j, N);
+    qr_regs_rotate<N, St>(a, j, l, gj);
+  }
+  if constexpr (St + 1 < 2 * N - 3) qr_regs_stage<N, St + 1>(a, l, off, n);
 }
 
 /// One matrix per N lanes; every lane of every warp runs the whole schedule
@@ -90,59 +189,9 @@ __global__ void __launch_bounds__(qr_regs_threads)
   if (k < count && l < n) col = loc(k) + index_t(l) * lda;
 
   T a[N];
-#pragma unroll
-  for (int p = 0; p < N; ++p) a[p] = (col != nullptr && p >= off) ? col[p - off] : T(0);
-
-#pragma unroll
-  for (int st = 0; st < 2 * N - 3; ++st) {
-    // Column j's rotation at this stage: registers (p - 1, p), p = N-1-st+2j;
-    // 1 <= p <= N-1 is known at compile time, existence (j < n, i >= j+1,
-    // i = p - off) at run time, uniformly over the warp.
-    T x = T(0), y = T(0);
-#pragma unroll
-    for (int j = 0; j < N - 1; ++j) {
-      const int p = N - 1 - st + 2 * j;
-      if (p < 1 || p > N - 1) continue;
-      if (l == j && j < n && p - off >= j + 1) {
-        x = a[p - 1];
-        y = a[p];
-      }
-    }
-    // Lanes without a rotation make one from (0, 0): the identity, unused.
-    const T z = givens_encode(givens_make(x, y));
-    const givens<T> g = givens_decode(z);
-    givens_apply(g, x, y, false);
-#pragma unroll
-    for (int j = 0; j < N - 1; ++j) {
-      const int p = N - 1 - st + 2 * j;
-      if (p < 1 || p > N - 1) continue;
-      if (l == j && j < n && p - off >= j + 1) {
-        a[p - 1] = x;
-        a[p] = z;  // y is zero up to rounding: the slot keeps the rotation
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < N - 1; ++j) {
-      const int p = N - 1 - st + 2 * j;
-      if (p < 1 || p > N - 1) continue;
-      if (!(j < n && p - off >= j + 1)) continue;  // uniform over the warp
-      givens<T> gj;
-      gj.c = __shfl_sync(0xffffffffu, g.c, j, N);
-      gj.s = qr_shfl(g.s, j, N);
-      if (l > j) {
-        T u = a[p - 1], v = a[p];
-        givens_apply(gj, u, v, false);
-        a[p - 1] = u;
-        a[p] = v;
-      }
-    }
-  }
-
-  if (col != nullptr) {
-#pragma unroll
-    for (int p = 0; p < N; ++p)
-      if (p >= off) col[p - off] = a[p];
-  }
+  qr_regs_load<N>(a, col, off);
+  qr_regs_stage<N, 0>(a, l, off, n);
+  qr_regs_store<N>(a, col, off);
 }
 
 template <int N, class T, class Loc>
