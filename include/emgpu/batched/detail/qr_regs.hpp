@@ -41,11 +41,13 @@
 /// Data cannot stall the kernel: there is no data-dependent loop, and NaN/Inf
 /// or zero pairs go through givens_make's cases as on the generic path.
 ///
-/// Memory traffic: lane j reads and writes its own column, so one load
-/// instruction of a warp touches 32/N matrices x N columns (different
-/// sectors), but the unrolled loop over rows reads every byte of those
-/// sectors within a few instructions (a column is contiguous: N x sizeof(T)
-/// bytes), which the L1 keeps: each sector is fetched from DRAM once.
+/// Memory traffic (reasoned, not measured): lane j reads and writes its own
+/// column, so one load instruction of a warp touches 32/N matrices x N
+/// columns (different sectors), but the unrolled loop over rows reads every
+/// byte of those sectors within a few instructions (a column is contiguous,
+/// N x sizeof(T) bytes, 512 for complex<double> at N = 32), so with the L1
+/// holding a warp's columns meanwhile each sector comes from DRAM once; the
+/// partial-sector stores are merged in the (write-back) L2.
 #pragma once
 
 #include <cstddef>
