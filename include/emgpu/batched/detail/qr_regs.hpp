@@ -181,8 +181,19 @@ __device__ __forceinline__ void qr_regs_stage(T (&a)[N], int l, int off, int n) 
 /// One matrix per N lanes; every lane of every warp runs the whole schedule
 /// (lanes of matrices k >= count work on zeros and store nothing) so that the
 /// full-mask shuffles always find all 32 lanes.
+// Register budget: under __launch_bounds__(128) alone ptxas stopped the
+// double N = 32 kernel at 128 registers with a 16-byte spill; __maxnreg__(255)
+// (CUDA >= 12.4) lets it take 163 and no local memory (a 128-thread block at
+// <= 255 registers always fits an SM's 64K).
+#if defined(__CUDACC_VER_MAJOR__) && \
+    (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 4))
+#define EMGPU_QR_REGS_BOUNDS __maxnreg__(255)
+#else
+#define EMGPU_QR_REGS_BOUNDS __launch_bounds__(qr_regs_threads)
+#endif
+
 template <int N, class T, class Loc>
-__global__ void __launch_bounds__(qr_regs_threads)
+__global__ void EMGPU_QR_REGS_BOUNDS
     qr_regs_kernel(Loc loc, int m, int n, index_t lda, index_t count) {
   const index_t k = (index_t(blockIdx.x) * qr_regs_threads + index_t(threadIdx.x)) / N;
   const int l = int(threadIdx.x) & (N - 1);
