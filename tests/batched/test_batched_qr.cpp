@@ -243,6 +243,189 @@ void check_lsq(const B& b, index_t m, index_t n, index_t count, std::uint64_t se
   }
 }
 
+#if !defined(EMGPU_TEST_CUDA)
+/// @brief The CUDA register kernel's lane logic (detail/qr_regs.hpp) run on
+///        the host: N lanes as a loop, a shuffle from lane j as reading lane
+///        j's rotation, stage by stage as the kernel recurses. The host
+///        compiler contracts nothing, so the padded schedule must reproduce
+///        the serial path bit for bit: this checks the register indexing,
+///        the padding and the existence guards for every 1 <= n <= m <= 32.
+template <int N, int St, class T>
+void regs_model_stage(T (&a)[N][N], int off, int n) {
+  batched::detail::givens<T> g[N];
+  for (int l = 0; l < N; ++l) g[l] = batched::detail::qr_regs_generate<N, St>(a[l], l, off, n);
+  for (int j = 0; j < N - 1; ++j) {
+    if (!batched::detail::qr_regs_has(N, St, j, off, n)) continue;
+    for (int l = 0; l < N; ++l) batched::detail::qr_regs_rotate<N, St>(a[l], j, l, g[j]);
+  }
+  if constexpr (St + 1 < 2 * N - 3) regs_model_stage<N, St + 1>(a, off, n);
+}
+
+template <int N, class T>
+void regs_model(T* p, index_t m, index_t n, index_t ld) {
+  T a[N][N];
+  const int off = N - int(m);
+  for (int l = 0; l < N; ++l) batched::detail::qr_regs_load<N>(a[l], l < n ? p + l * ld : nullptr, off);
+  regs_model_stage<N, 0>(a, off, int(n));
+  for (int l = 0; l < N; ++l) batched::detail::qr_regs_store<N>(a[l], l < n ? p + l * ld : nullptr, off);
+}
+
+template <class T>
+void check_regs_model(index_t m, index_t n, std::uint64_t seed) {
+  INFO("register-kernel model, type " << type_name<T>() << ", m = " << m << ", n = " << n);
+  std::mt19937_64 rng(seed);
+  std::vector<kind> kinds;
+  std::vector<index_t> zc;
+  const index_t count = 3;  // random, ill-conditioned, singular
+  const batch<T> a = make_batch<T>(m, n, count, rng, kinds, zc);
+  std::vector<T> ref = a.h, mod = a.h;
+  batched::qr_factor(backend::serial{}, a.view(ref.data()));
+  for (index_t k = 0; k < count; ++k) {
+    T* p = mod.data() + k * a.stride;
+    if (m <= 2) regs_model<2>(p, m, n, a.ld);
+    else if (m <= 4) regs_model<4>(p, m, n, a.ld);
+    else if (m <= 8) regs_model<8>(p, m, n, a.ld);
+    else if (m <= 16) regs_model<16>(p, m, n, a.ld);
+    else regs_model<32>(p, m, n, a.ld);
+  }
+  CHECK(mod == ref);
+}
+#endif
+
+#if defined(EMGPU_TEST_CUDA)
+/// @brief The register fast path (qr_factor on CUDA, m <= 32) against the
+///        generic team path (detail::launch with qr_factor_op, forced) on the
+///        same batch, in both layouts.
+///
+/// Both paths perform the same operations on every entry in the same order
+/// (detail/qr_regs.hpp), but nvcc may contract a*b + c into FMAs differently
+/// in the two kernels, so the packed factors agree only to rounding, which
+/// the rotation angles amplify without bound on nearly dependent columns:
+/// they are compared through check_agreement (products, exact zero columns,
+/// the unique positive-diagonal factors where first-order theory holds), with
+/// beta = 20, the sum of the two backward errors, each checked <= 10 here.
+/// The pointer-array and strided forms run the same kernel body on the same
+/// data, so they must agree bit for bit, as must a matrix factored in two
+/// batches (matrices are independent). The count (37) leaves a partial warp
+/// for N < 32 and a partial block for every N.
+template <class T>
+void check_fast_vs_generic(index_t m, index_t n, index_t count, bool arrays, std::uint64_t seed) {
+  INFO("fast vs generic, type " << type_name<T>() << ", m = " << m << ", n = " << n);
+  const backend::cuda b{};
+  std::mt19937_64 rng(seed);
+  std::vector<kind> kinds;
+  std::vector<index_t> zc;
+  const batch<T> a = make_batch<T>(m, n, count, rng, kinds, zc);
+
+  auto d_f = up(b, a.h);
+  batched::qr_factor(b, a.view(d_f.data()));  // fast path
+  auto d_g = up(b, a.h);
+  const batched::detail::qr_factor_op<T, batched::detail::strided_loc<T>> op{
+      {d_g.data(), a.stride}, m, n, a.ld};
+  batched::detail::launch(b, op, count, "generic qr_factor");
+  batch<T> q(m, n, count);
+  auto d_qf = up(b, q.h);
+  auto d_qg = up(b, q.h);
+  batched::form_q(b, a.view(static_cast<const T*>(d_f.data())), q.view(d_qf.data()));
+  batched::form_q(b, a.view(static_cast<const T*>(d_g.data())), q.view(d_qg.data()));
+  const std::vector<T> f = down(b, d_f), g = down(b, d_g), qf = down(b, d_qf), qg = down(b, d_qg);
+
+  // Entries outside the matrices (ld and stride padding) are never written.
+  std::vector<char> inside(a.h.size(), 0);
+  for (index_t k = 0; k < count; ++k)
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = 0; i < m; ++i) inside[std::size_t(k * a.stride + i + j * a.ld)] = 1;
+  std::size_t touched = 0;
+  for (std::size_t e = 0; e < a.h.size(); ++e)
+    if (!inside[e] && !(f[e] == a.h[e])) ++touched;
+  CHECK(touched == 0);
+
+  for (index_t k = 0; k < count; ++k) {
+    INFO("matrix " << k << " (" << kind_name(kinds[std::size_t(k)]) << ")");
+    const MatL<T> A = a.get(k);
+    const long double den = (fro(A) > 0 ? fro(A) : 1) * m * eps<T>();
+    for (const auto* pair : {&f, &g}) {
+      const std::vector<T>& fv = *pair;
+      const MatL<T> F = a.get(fv, k), Q = q.get(pair == &f ? qf : qg, k);
+      MatL<T> R = MatL<T>::Zero(n, n);
+      for (index_t j = 0; j < n; ++j)
+        for (index_t i = 0; i <= j; ++i) R(i, j) = F(i, j);
+      const long double res = fro(A - Q * R) / den;
+      const long double orth = fro(Q.adjoint() * Q - MatL<T>::Identity(n, n)) / (m * eps<T>());
+      INFO((pair == &f ? "fast" : "generic") << ": ||A-QR|| " << double(res) << ", ||Q^H Q - I|| "
+                                             << double(orth));
+      CHECK(res <= 10);
+      CHECK(orth <= 10);
+    }
+  }
+  check_agreement(a, q, f, qf, g, qg, kinds, zc, 20);
+
+  if (arrays) {
+    auto d_p = up(b, a.h);
+    std::vector<T*> ptr(std::size_t(count), nullptr);
+    for (index_t k = 0; k < count; ++k) ptr[std::size_t(k)] = d_p.data() + k * a.stride;
+    auto d_ptr = up(b, ptr);
+    batched::qr_factor(b, static_cast<T* const*>(d_ptr.data()), m, n, a.ld, count);
+    CHECK(down(b, d_p) == f);
+  }
+}
+
+/// Degenerate input: NaN, Inf and all-zero matrices in one batch. The
+/// finiteness of every entry is decided by the operations applied to it (the
+/// same on both paths; FMA contraction does not change whether a NaN or Inf
+/// propagates for data of size ~1), so the NaN/Inf patterns agree; the zero
+/// matrix factors to exact zeros (identity rotations, z = 0); the clean
+/// matrices of the batch come out bit for bit as in a batch without the bad
+/// ones; and the kernel returns (no data-dependent loop).
+template <class T>
+void check_fast_degenerate(index_t m, index_t n, std::uint64_t seed) {
+  INFO("degenerate input, type " << type_name<T>() << ", m = " << m << ", n = " << n);
+  using R = real_t<T>;
+  const backend::cuda b{};
+  const index_t count = 7;
+  std::mt19937_64 rng(seed);
+  batch<T> clean(m, n, count);
+  for (index_t k = 0; k < count; ++k) clean.set(k, random_d<T>(m, n, rng));
+  batch<T> bad = clean;
+  const auto at = [&](index_t k, index_t i, index_t j) -> T& {
+    return bad.h[std::size_t(k * bad.stride + i + j * bad.ld)];
+  };
+  at(1, m - 1, 0) = T(std::numeric_limits<R>::quiet_NaN());
+  at(3, 0, n - 1) = T(std::numeric_limits<R>::infinity());
+  at(5, m / 2, n / 2) = T(-std::numeric_limits<R>::infinity());
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i < m; ++i) at(2, i, j) = T(0);
+
+  auto d_c = up(b, clean.h);
+  batched::qr_factor(b, clean.view(d_c.data()));
+  auto d_f = up(b, bad.h);
+  batched::qr_factor(b, bad.view(d_f.data()));
+  auto d_g = up(b, bad.h);
+  const batched::detail::qr_factor_op<T, batched::detail::strided_loc<T>> op{
+      {d_g.data(), bad.stride}, m, n, bad.ld};
+  batched::detail::launch(b, op, count, "generic qr_factor");
+  const std::vector<T> c = down(b, d_c), f = down(b, d_f), g = down(b, d_g);
+  const auto finite = [](T z) {
+    if constexpr (cplx<T>) return std::isfinite(z.real()) && std::isfinite(z.imag());
+    else return std::isfinite(z);
+  };
+  for (index_t k = 0; k < count; ++k) {
+    INFO("matrix " << k);
+    std::size_t pattern = 0, nonzero = 0, changed = 0;
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = 0; i < m; ++i) {
+        const std::size_t e = std::size_t(k * bad.stride + i + j * bad.ld);
+        if (finite(f[e]) != finite(g[e])) ++pattern;
+        if (!(f[e] == T(0))) ++nonzero;
+        if (!(f[e] == c[e])) ++changed;
+      }
+    CHECK(pattern == 0);
+    if (k == 2) CHECK(nonzero == 0);
+    if (k % 2 == 0 && k != 2) CHECK(changed == 0);
+  }
+}
+#endif
+
 }  // namespace
 
 TEMPLATE_LIST_TEST_CASE("batched QR: A = Q R, Q unitary, R upper triangular", "[batched][qr]",
@@ -318,3 +501,35 @@ TEMPLATE_LIST_TEST_CASE("batched QR: argument errors throw invalid_argument", "[
   REQUIRE_THROWS_AS(batched::qr_factor(b, static_cast<T* const*>(nullptr), 5, 4, 5, 5),
                     emgpu::invalid_argument);
 }
+
+#if defined(EMGPU_TEST_CUDA)
+TEST_CASE("batched QR: CUDA register fast path vs generic path", "[batched][qr][sanitize]") {
+  for (index_t m = 1; m <= 32; ++m) {
+    const index_t count = 37;
+    const std::uint64_t seed = 9000 + std::uint64_t(m);
+    check_fast_vs_generic<complex<double>>(m, m, count, true, seed);
+    check_fast_vs_generic<double>(m, m, count, false, seed + 100);
+    check_fast_vs_generic<complex<float>>(m, m, count, false, seed + 200);
+    check_fast_vs_generic<float>(m, m, count, true, seed + 300);
+    const index_t nr = (m + 1) / 2;  // rectangular: padding columns as well as rows
+    if (nr != m) {
+      check_fast_vs_generic<complex<double>>(m, nr, count, true, seed + 400);
+      check_fast_vs_generic<float>(m, nr, count, false, seed + 500);
+    }
+  }
+  for (index_t m : {index_t(2), index_t(5), index_t(16), index_t(32)}) {
+    check_fast_degenerate<complex<double>>(m, m, 9500 + std::uint64_t(m));
+    check_fast_degenerate<float>(m, m > 1 ? m - 1 : 1, 9600 + std::uint64_t(m));
+  }
+}
+#endif
+
+#if !defined(EMGPU_TEST_CUDA)
+TEST_CASE("batched QR: the CUDA register kernel's schedule, modelled on the host", "[batched][qr]") {
+  for (index_t m = 1; m <= 32; ++m)
+    for (index_t n = m; n >= 1; n -= (m > 8 ? 3 : 1)) {
+      check_regs_model<complex<double>>(m, n, 10000 + std::uint64_t(m * 64 + n));
+      check_regs_model<float>(m, n, 20000 + std::uint64_t(m * 64 + n));
+    }
+}
+#endif
