@@ -3,11 +3,13 @@
 ///        registers of N lanes (one row per lane), N = next power of two >= n.
 ///
 /// The elimination is the one of lu_factor_core (detail/lu_core.hpp), step
-/// for step and with the same arithmetic, so it returns the same P, L, U,
-/// ipiv and info: pivot = largest |re|+|im| in column k over the current
+/// for step, with the same pivot choice and info: pivot = largest |re|+|im| in column k over the current
 /// positions k..n-1, smallest position on ties, position k when none
 /// compares (all NaN); l = a_ik * (1 / u_kk); a_ij = a_ij - l u_kj; an exactly
-/// zero pivot sets info (first one) and skips the swap and the update.
+/// zero pivot sets info (first one) and skips the swap and the update. The
+/// update is written with explicit FMAs and 1 / u_kk as conj(u_kk) |u_kk|^-2
+/// (lu_recip), so L and U differ from the generic path by rounding only (the
+/// test bounds the difference by 10 n eps).
 ///
 /// Rows are never moved between lanes: lane i keeps original row i and its
 /// current position `pos` (LAPACK-style swap of positions k and p: the lane
@@ -38,18 +40,102 @@ namespace emgpu::batched::detail {
 
 /// Largest n handled by the register kernels.
 constexpr index_t lu_regs_max_n = 32;
-/// Threads per block (lu_regs_block<N> / N matrices per block). N = 32 with
-/// complex<double> needs ~176 registers a lane, which caps an SM at 11 warps:
-/// one-warp blocks can use all 11 (128-thread blocks only 8); smaller N are
-/// not register-bound and take 128 threads.
+/// Threads per block (lu_regs_block<N> / N matrices per block) and the
+/// occupancy asked of ptxas. An SM sub-partition holds 16384 registers.
+/// N = 32, complex<double>: 224 registers uncapped (2 warps per
+/// sub-partition); capped at 168 (3 warps, one-warp blocks so that all 12
+/// fit) it spills ~0.5 KB per lane and still runs 2.40 against 2.49 ms for
+/// 100 000 matrices on an H200. N = 8: 80 registers uncapped, 64 without
+/// spills at 8 blocks of 128 threads: 0.060 against 0.067 ms. N = 16 (128
+/// registers, 4 warps) and smaller are left to ptxas.
 template <int N>
 inline constexpr int lu_regs_block = N == 32 ? 32 : 128;
+template <int N>
+inline constexpr int lu_regs_min_blocks = N == 32 ? 12 : N == 8 ? 8 : 1;
 
-template <int N, class T, class Loc>
-__global__ void __launch_bounds__(lu_regs_block<N>)
+/// a - l u with the multiplication fused (4 FMAs for complex): nvcc left
+/// `a - l * u` as 2 FMAs + 4 separate ops, and the FP64 pipe is what the
+/// N = 32 kernel is bound by once its code fits the instruction cache.
+template <class T>
+__device__ __forceinline__ T lu_fnma(T a, T nl, T u) {
+  if constexpr (is_complex_v<T>) {
+    const auto re = ::fma(nl.real(), u.real(), ::fma(-nl.imag(), u.imag(), a.real()));
+    const auto im = ::fma(nl.real(), u.imag(), ::fma(nl.imag(), u.real(), a.imag()));
+    return T(re, im);
+  } else {
+    return ::fma(nl, u, a);
+  }
+}
+
+/// 1 / p for a pivot shared by the whole group (so the branch is uniform).
+/// In the range where |p|^2 can neither overflow nor underflow this is
+/// conj(p) |p|^-2 with the correctly rounded reciprocal intrinsic: a few
+/// instructions instead of the scaled complex division (two full divisions,
+/// each with its slow path), which sat on every step's critical path; the
+/// rest of the range keeps the scaled division.
+template <class T>
+__device__ __forceinline__ T lu_recip(T p) {
+  using R = real_type_t<T>;
+  if constexpr (is_complex_v<T>) {
+    constexpr R lo = sizeof(R) == 8 ? R(0x1p-500) : R(0x1p-60);
+    constexpr R hi = sizeof(R) == 8 ? R(0x1p+500) : R(0x1p+60);
+    const R s = abs1(p);
+    if (s >= lo && s <= hi) {
+      const R d = ::fma(p.real(), p.real(), p.imag() * p.imag());
+      R inv;
+      if constexpr (sizeof(R) == 8) inv = __drcp_rn(d);
+      else inv = __frcp_rn(d);
+      return T(p.real() * inv, -p.imag() * inv);
+    }
+    return T(1) / p;
+  } else {
+    return T(1) / p;
+  }
+}
+
+/// Pivot search over a whole warp (N = 32) in three redux.sync instead of a
+/// 5-round shuffle butterfly: the key (|x|_1 bits + 1, position) orders like
+/// the (v desc, p asc) compare of lu_factor_core because |x|_1 >= 0 and
+/// non-negative IEEE values order as their bit patterns; NaN and
+/// non-candidates get key 0 and never win. Returns -1 when no lane has a
+/// key (all NaN or no candidates), which the caller maps to position k.
+template <class R>
+__device__ __forceinline__ int lu_warp_argmax(bool cand, R x, int pos) {
+  unsigned hi = 0u, lo = 0u;
+  if (cand && !(x != x)) {
+    if constexpr (sizeof(R) == 8) {
+      const auto bits = static_cast<unsigned long long>(__double_as_longlong(double(x)));
+      hi = unsigned(bits >> 32) + 1u;  // +Inf: 0x7ff00001, no wrap
+      lo = unsigned(bits);
+    } else {
+      hi = __float_as_uint(float(x)) + 1u;
+    }
+  }
+  const unsigned full = 0xffffffffu;
+  const unsigned H = __reduce_max_sync(full, hi);
+  if (H == 0u) return -1;
+  const unsigned L = sizeof(R) == 8 ? __reduce_max_sync(full, hi == H ? lo : 0u) : 0u;
+  const unsigned P = __reduce_min_sync(full, (hi == H && lo == L) ? unsigned(pos) : 0xffffffffu);
+  return int(P);
+}
+
+/// The elimination runs in blocks of BW = min(N, 8) columns. Before block b
+/// the row has been rotated left by b*BW, so the block's columns sit at the
+/// static register indices 0..BW-1 and the live trailing columns at
+/// BW..N-1-b*BW; groups of BW columns past that are finished (L entries)
+/// and skipped by a warp-uniform test. After each block the row rotates by
+/// BW more; after N/BW blocks it is back in place. The block loop is not
+/// unrolled: unrolled over all 32 steps the N = 32 kernel was ~9300 SASS
+/// instructions (~150 KB), beyond the SM's instruction cache, and an ncu
+/// profile (H200) showed it issuing one instruction per ~10 cycles per warp;
+/// the rolled loop is a quarter of that size, with the same operation count.
+template <int N, class T, class Loc, int MinBlocks = lu_regs_min_blocks<N>>
+__global__ void __launch_bounds__(lu_regs_block<N>, MinBlocks)
     lu_regs_kernel(Loc loc, int n, index_t lda, index_t* ipiv, int* info, index_t count) {
   using R = real_type_t<T>;
   constexpr int groups = lu_regs_block<N> / N;
+  constexpr int BW = N < 8 ? N : 8;
+  constexpr int NB = N / BW;
   // Two pivot-row buffers per group, alternating with k: a lane can only
   // write buffer k&1 again at step k+2, after every lane of its group passed
   // the sync of step k+1, i.e. after all reads of step k: one sync per step.
@@ -73,52 +159,85 @@ __global__ void __launch_bounds__(lu_regs_block<N>)
   int pos = lane;    // current row position of this lane's row
   int mypiv = lane;  // ipiv[lane], set at step k == lane
   int inf = 0;
+#pragma unroll 1
+  for (int b = 0; b < NB; ++b) {
+    const int live_groups = NB - b;  // groups 0..live_groups-1 hold live columns
 #pragma unroll
-  for (int k = 0; k < N; ++k) {
-    if (k >= n) break;  // n is uniform over the grid
-    // Pivot search, as lu_factor_core: start from (-1, k) so that NaN (which
-    // fails every compare) is never chosen and an all-NaN column gives k.
-    R v = R(-1);
-    int p = k;
-    if (row && pos >= k) {
-      const R x = abs1(a[k]);
-      if (x > v) {
-        v = x;
-        p = pos;
+    for (int s = 0; s < BW; ++s) {
+      const int k = b * BW + s;
+      if (k < n) {  // n is uniform over the grid; later steps only rotate
+        const bool cand = row && pos >= k;
+        int p = k;
+        if constexpr (N == 32) {
+          const int w = lu_warp_argmax(cand, abs1(a[s]), pos);
+          if (w >= 0) p = w;
+        } else {
+          // As lu_factor_core: start from (-1, k) so that NaN (which fails
+          // every compare) is never chosen and an all-NaN column gives k.
+          R v = R(-1);
+          if (cand) {
+            const R x = abs1(a[s]);
+            if (x > v) {
+              v = x;
+              p = pos;
+            }
+          }
+          // (v desc, p asc) is a strict total order on the candidates, so
+          // the butterfly leaves every lane with the same, unique winner.
+#pragma unroll
+          for (int off = N / 2; off > 0; off /= 2) {
+            const R ov = tile.shfl_xor(v, off);
+            const int op = tile.shfl_xor(p, off);
+            if (ov > v || (ov == v && op < p)) {
+              v = ov;
+              p = op;
+            }
+          }
+        }
+        if (lane == k) mypiv = p;  // recorded even for a zero pivot, as the generic path
+        T* const u = sbuf + (k & 1) * N;
+        if (row && pos == p) {  // exactly one lane: positions 0..n-1 are a permutation
+#pragma unroll
+          for (int j = s; j < BW; ++j) u[j] = a[j];
+#pragma unroll
+          for (int gg = 1; gg < NB; ++gg)
+            if (gg < live_groups) {
+#pragma unroll
+              for (int j = gg * BW; j < (gg + 1) * BW; ++j) u[j] = a[j];
+            }
+        }
+        tile.sync();
+        const T piv = u[s];
+        if (is_zero(piv)) {
+          if (inf == 0) inf = k + 1;  // no swap, no update (generic path: `continue`)
+        } else {
+          const T r = lu_recip(piv);
+          if (pos == p) pos = k;
+          else if (pos == k) pos = p;
+          if (row && pos > k) {
+            const T l = a[s] * r;
+            const T nl = -l;
+            a[s] = l;
+#pragma unroll
+            for (int j = s + 1; j < BW; ++j) a[j] = lu_fnma(a[j], nl, u[j]);
+#pragma unroll
+            for (int gg = 1; gg < NB; ++gg)
+              if (gg < live_groups) {
+#pragma unroll
+                for (int j = gg * BW; j < (gg + 1) * BW; ++j) a[j] = lu_fnma(a[j], nl, u[j]);
+              }
+          }
+        }
       }
     }
-    // (v desc, p asc) is a strict total order on the candidates (distinct
-    // positions; the (-1, k) fillers lose to every real candidate), so the
-    // butterfly leaves every lane with the same, unique winner.
+    if constexpr (NB > 1) {
+      T t[BW];
 #pragma unroll
-    for (int off = N / 2; off > 0; off /= 2) {
-      const R ov = tile.shfl_xor(v, off);
-      const int op = tile.shfl_xor(p, off);
-      if (ov > v || (ov == v && op < p)) {
-        v = ov;
-        p = op;
-      }
-    }
-    if (lane == k) mypiv = p;  // recorded even for a zero pivot, as the generic path
-    T* const u = sbuf + (k & 1) * N;
-    if (row && pos == p) {  // exactly one lane: positions 0..n-1 are a permutation
+      for (int j = 0; j < BW; ++j) t[j] = a[j];
 #pragma unroll
-      for (int j = k; j < N; ++j) u[j] = a[j];
-    }
-    tile.sync();
-    const T piv = u[k];
-    if (is_zero(piv)) {
-      if (inf == 0) inf = k + 1;  // no swap, no update (generic path: `continue`)
-    } else {
-      const T r = T(1) / piv;
-      if (pos == p) pos = k;
-      else if (pos == k) pos = p;
-      if (row && pos > k) {
-        const T l = a[k] * r;
-        a[k] = l;
+      for (int j = 0; j < N - BW; ++j) a[j] = a[j + BW];
 #pragma unroll
-        for (int j = k + 1; j < N; ++j) a[j] = a[j] - l * u[j];
-      }
+      for (int j = 0; j < BW; ++j) a[N - BW + j] = t[j];
     }
   }
 
