@@ -163,8 +163,8 @@ long double lu_backward(const MatL<T>& A, const MatL<T>& F, const index_t* p) {
   return nA == 0 ? fro(L * U) : fro(permuted<T>(A, p) - L * U) / (nA * n * eps<T>());
 }
 
-/// The register fast path (public lu_factor, n <= 32) against the generic
-/// team path (detail::launch of lu_factor_op, what n > 32 runs) on one batch.
+/// The register fast paths (public lu_factor, n <= 64) against the generic
+/// team path (detail::launch of lu_factor_op, what n > 64 runs) on one batch.
 /// Both run the same elimination; they may still round differently (FMA
 /// contraction is up to the compiler), so:
 ///  - random (tie-free) matrices: same pivots and info, factors within
@@ -424,6 +424,13 @@ TEST_CASE("batched LU: CUDA register fast path matches the generic team path",
   }
   fast_vs_generic<double>(32, 37, 9100);
   fast_vs_generic<complex<float>>(32, 37, 9200);
+  // n = 33..64: the one-block-per-matrix kernel (every size's padding).
+  for (index_t n = 33; n <= 64; ++n) {
+    fast_vs_generic<complex<double>>(n, 37, 8100 + n);
+    if (n % 4 == 1 || n == 64) fast_vs_generic<float>(n, 37, 9100 + n);
+  }
+  fast_vs_generic<double>(64, 37, 9164);
+  fast_vs_generic<complex<float>>(47, 37, 9247);
   fast_vs_generic<double>(13, 37, 9113);
   fast_vs_generic<complex<float>>(5, 37, 9205);
 }

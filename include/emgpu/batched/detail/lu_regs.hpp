@@ -251,6 +251,151 @@ __global__ void __launch_bounds__(lu_regs_block<N>, MinBlocks)
   if (lane == 0) info[mat] = inf;
 }
 
+/// n = 33..64: one matrix per 256-thread block, thread (r, g) = (t % 64,
+/// t / 64) holding row r's columns j = 4q + g, q = 0..15, in registers
+/// (interleaved, so that the four column groups stay equally busy as the
+/// elimination narrows). Step k = 4R + s belongs to group s; after every
+/// round of four steps each thread rotates its 16 columns by one, so the
+/// current column of every group is always a[0] and finished columns move
+/// to the end (skipped by a block-uniform test on q). Per step: the owner
+/// group's two warps search their halves (redux.sync), the other threads
+/// wait at a barrier; every thread merges the two halves; the pivot row's
+/// four threads publish their live entries; the owner group forms the
+/// multipliers; everyone updates. Three barriers a step; each shared buffer
+/// is written only after a barrier that every reader of its previous
+/// contents has passed, so none needs double buffering.
+constexpr index_t lu_regs64_min_n = 33;
+constexpr index_t lu_regs64_max_n = 64;
+constexpr int lu_regs64_threads = 256;
+
+template <class T, class Loc>
+__global__ void __launch_bounds__(lu_regs64_threads, 2)
+    lu_regs64_kernel(Loc loc, int n, index_t lda, index_t* ipiv, int* info) {
+  using R = real_type_t<T>;
+  constexpr int N = 64, G = 4, C = N / G;
+  __shared__ unsigned part[2][3];          // per owner warp: hi, lo, pos of its winner
+  __shared__ __align__(16) T urow[G][C];   // pivot row, group g's live columns
+  __shared__ __align__(16) T lcol[N];      // multipliers by row
+  const int t = int(threadIdx.x);
+  const int r = t % N;
+  const int g = t / N;
+  const int lane = t % 32;
+  const index_t mat = index_t(blockIdx.x);
+  T* const base = loc(mat);
+  const bool row = r < n;
+  T a[C];
+#pragma unroll
+  for (int q = 0; q < C; ++q) {
+    const int j = q * G + g;
+    a[q] = (row && j < n) ? base[r + index_t(j) * lda] : T(0);
+  }
+  int pos = r;
+  int mypiv = r;
+  int inf = 0;
+#pragma unroll 1
+  for (int rd = 0; rd < C; ++rd) {
+#pragma unroll
+    for (int s = 0; s < G; ++s) {
+      const int k = rd * G + s;
+      if (k < n) {  // uniform over the block
+        if (g == s) {  // the owner group's two warps: warp-uniform
+          unsigned hi = 0u, lo = 0u;
+          const R x = abs1(a[0]);
+          if (row && pos >= k && !(x != x)) {
+            if constexpr (sizeof(R) == 8) {
+              const auto bits = static_cast<unsigned long long>(__double_as_longlong(double(x)));
+              hi = unsigned(bits >> 32) + 1u;
+              lo = unsigned(bits);
+            } else {
+              hi = __float_as_uint(float(x)) + 1u;
+            }
+          }
+          const unsigned H = __reduce_max_sync(0xffffffffu, hi);
+          const unsigned L = __reduce_max_sync(0xffffffffu, hi == H ? lo : 0u);
+          const unsigned P = __reduce_min_sync(0xffffffffu, (hi == H && lo == L && H != 0u) ? unsigned(pos) : 0xffffffffu);
+          if (lane == 0) {
+            const int w = (r >= 32) ? 1 : 0;
+            part[w][0] = H;
+            part[w][1] = L;
+            part[w][2] = P;
+          }
+        }
+        __syncthreads();  // A: both halves' winners are in part
+        int p;
+        {
+          const unsigned H0 = part[0][0], L0 = part[0][1], P0 = part[0][2];
+          const unsigned H1 = part[1][0], L1 = part[1][1], P1 = part[1][2];
+          unsigned H = H0, L = L0, P = P0;
+          if (H1 > H || (H1 == H && (L1 > L || (L1 == L && P1 < P)))) {
+            H = H1;
+            L = L1;
+            P = P1;
+          }
+          p = H == 0u ? k : int(P);
+        }
+        if (g == 0 && r == k) mypiv = p;
+        if (row && pos == p) {  // the pivot row's four threads
+          // Local column q holds global column 4(rd + q) + g; it is live
+          // (>= k) for q >= 1, and for q = 0 when g >= s.
+          if (g >= s) urow[g][0] = a[0];
+#pragma unroll
+          for (int q = 1; q < C; ++q)
+            if (q < C - rd) urow[g][q] = a[q];
+        }
+        __syncthreads();  // B: pivot row published
+        const T piv = urow[s][0];
+        if (is_zero(piv)) {
+          if (inf == 0) inf = k + 1;  // no swap, no update, as the generic path
+        } else {
+          if (pos == p) pos = k;
+          else if (pos == k) pos = p;
+          const bool upd = row && pos > k;
+          if (g == s) {
+            T l = T(0);
+            if (upd) {
+              l = a[0] * lu_recip(piv);
+              a[0] = l;
+            }
+            lcol[r] = l;
+          }
+          __syncthreads();  // C: multipliers published
+          if (upd) {
+            const T nl = -lcol[r];
+            if (g > s) a[0] = lu_fnma(a[0], nl, urow[g][0]);
+#pragma unroll
+            for (int q = 1; q < C; ++q)
+              if (q < C - rd) a[q] = lu_fnma(a[q], nl, urow[g][q]);
+          }
+        }
+      }
+    }
+    T t0 = a[0];
+#pragma unroll
+    for (int q = 0; q < C - 1; ++q) a[q] = a[q + 1];
+    a[C - 1] = t0;
+  }
+  if (row) {
+    T* dst = base + pos;
+#pragma unroll
+    for (int q = 0; q < C; ++q) {
+      const int j = q * G + g;
+      if (j < n) dst[index_t(j) * lda] = a[q];
+    }
+    if (g == 0) ipiv[mat * n + r] = index_t(mypiv);
+  }
+  if (t == 0) info[mat] = inf;
+}
+
+template <class T, class Loc>
+inline void lu_regs64_launch(const backend::cuda& b, Loc loc, index_t n, index_t lda, index_t* ipiv, int* info,
+                             index_t count, const char* name) {
+  if (count <= 0) return;
+  emgpu::detail::device_guard guard(b.device);
+  detail_require(count <= index_t(0x7fffffff), std::string(name) + ": batch too large for one grid");
+  lu_regs64_kernel<T, Loc><<<unsigned(count), unsigned(lu_regs64_threads), 0, b.stream>>>(loc, int(n), lda, ipiv, info);
+  emgpu::detail::check_cuda(cudaGetLastError(), name, __FILE__, __LINE__);
+}
+
 template <int N, class T, class Loc>
 inline void lu_regs_launch_n(const backend::cuda& b, Loc loc, index_t n, index_t lda, index_t* ipiv,
                              int* info, index_t count, const char* name) {
