@@ -7,9 +7,8 @@
 /// positions k..n-1, smallest position on ties, position k when none
 /// compares (all NaN); l = a_ik * (1 / u_kk); a_ij = a_ij - l u_kj; an exactly
 /// zero pivot sets info (first one) and skips the swap and the update. The
-/// update is written with explicit FMAs and 1 / u_kk as conj(u_kk) |u_kk|^-2
-/// (lu_recip), so L and U differ from the generic path by rounding only (the
-/// test bounds the difference by 10 n eps).
+/// update is written with explicit FMAs, so L and U differ from the generic
+/// path by rounding only (the test bounds the difference by 10 n eps).
 ///
 /// Rows are never moved between lanes: lane i keeps original row i and its
 /// current position `pos` (LAPACK-style swap of positions k and p: the lane
@@ -53,9 +52,9 @@ inline constexpr int lu_regs_block = N == 32 ? 32 : 128;
 template <int N>
 inline constexpr int lu_regs_min_blocks = N == 32 ? 12 : N == 8 ? 8 : 1;
 
-/// a - l u with the multiplication fused (4 FMAs for complex): nvcc left
-/// `a - l * u` as 2 FMAs + 4 separate ops, and the FP64 pipe is what the
-/// N = 32 kernel is bound by once its code fits the instruction cache.
+/// a - l u with the multiplication fused (4 FMAs for complex, where nvcc
+/// left `a - l * u` as 2 FMAs + 4 separate operations): the update is most
+/// of the kernels' FP64 work.
 template <class T>
 __device__ __forceinline__ T lu_fnma(T a, T nl, T u) {
   if constexpr (is_complex_v<T>) {
@@ -67,40 +66,17 @@ __device__ __forceinline__ T lu_fnma(T a, T nl, T u) {
   }
 }
 
-/// 1 / p for a pivot shared by the whole group (so the branch is uniform).
-/// In the range where |p|^2 can neither overflow nor underflow this is
-/// conj(p) |p|^-2 with the correctly rounded reciprocal intrinsic: a few
-/// instructions instead of the scaled complex division (two full divisions,
-/// each with its slow path), which sat on every step's critical path; the
-/// rest of the range keeps the scaled division.
-template <class T>
-__device__ __forceinline__ T lu_recip(T p) {
-  using R = real_type_t<T>;
-  if constexpr (is_complex_v<T>) {
-    constexpr R lo = sizeof(R) == 8 ? R(0x1p-500) : R(0x1p-60);
-    constexpr R hi = sizeof(R) == 8 ? R(0x1p+500) : R(0x1p+60);
-    const R s = abs1(p);
-    if (s >= lo && s <= hi) {
-      const R d = ::fma(p.real(), p.real(), p.imag() * p.imag());
-      R inv;
-      if constexpr (sizeof(R) == 8) inv = __drcp_rn(d);
-      else inv = __frcp_rn(d);
-      return T(p.real() * inv, -p.imag() * inv);
-    }
-    return T(1) / p;
-  } else {
-    return T(1) / p;
-  }
-}
-
-/// Pivot search over a whole warp (N = 32) in three redux.sync instead of a
-/// 5-round shuffle butterfly: the key (|x|_1 bits + 1, position) orders like
-/// the (v desc, p asc) compare of lu_factor_core because |x|_1 >= 0 and
+/// Pivot search over a whole warp in three redux.sync instead of a 5-round
+/// shuffle butterfly: the key (|x|_1 bits + 1, position) orders like the
+/// (v desc, p asc) compare of lu_factor_core because |x|_1 >= 0 and
 /// non-negative IEEE values order as their bit patterns; NaN and
-/// non-candidates get key 0 and never win. Returns -1 when no lane has a
-/// key (all NaN or no candidates), which the caller maps to position k.
+/// non-candidates get key 0 and never win. H == 0: no lane had a key (all
+/// NaN or no candidates), which the caller maps to position k.
+struct lu_warp_winner {
+  unsigned H, L, P;  // key (high, low word) and position of the winner
+};
 template <class R>
-__device__ __forceinline__ int lu_warp_argmax(bool cand, R x, int pos) {
+__device__ __forceinline__ lu_warp_winner lu_warp_argmax(bool cand, R x, int pos) {
   unsigned hi = 0u, lo = 0u;
   if (cand && !(x != x)) {
     if constexpr (sizeof(R) == 8) {
@@ -112,11 +88,11 @@ __device__ __forceinline__ int lu_warp_argmax(bool cand, R x, int pos) {
     }
   }
   const unsigned full = 0xffffffffu;
-  const unsigned H = __reduce_max_sync(full, hi);
-  if (H == 0u) return -1;
-  const unsigned L = sizeof(R) == 8 ? __reduce_max_sync(full, hi == H ? lo : 0u) : 0u;
-  const unsigned P = __reduce_min_sync(full, (hi == H && lo == L) ? unsigned(pos) : 0xffffffffu);
-  return int(P);
+  lu_warp_winner w;
+  w.H = __reduce_max_sync(full, hi);
+  w.L = sizeof(R) == 8 ? __reduce_max_sync(full, hi == w.H ? lo : 0u) : 0u;
+  w.P = __reduce_min_sync(full, (w.H != 0u && hi == w.H && lo == w.L) ? unsigned(pos) : 0xffffffffu);
+  return w;
 }
 
 /// The elimination runs in blocks of BW = min(N, 8) columns. Before block b
@@ -128,7 +104,7 @@ __device__ __forceinline__ int lu_warp_argmax(bool cand, R x, int pos) {
 /// unrolled: unrolled over all 32 steps the N = 32 kernel was ~9300 SASS
 /// instructions (~150 KB), beyond the SM's instruction cache, and an ncu
 /// profile (H200) showed it issuing one instruction per ~10 cycles per warp;
-/// the rolled loop is a quarter of that size, with the same operation count.
+/// rolled it is 3 752 instructions, with the same operation count.
 template <int N, class T, class Loc, int MinBlocks = lu_regs_min_blocks<N>>
 __global__ void __launch_bounds__(lu_regs_block<N>, MinBlocks)
     lu_regs_kernel(Loc loc, int n, index_t lda, index_t* ipiv, int* info, index_t count) {
@@ -169,8 +145,8 @@ __global__ void __launch_bounds__(lu_regs_block<N>, MinBlocks)
         const bool cand = row && pos >= k;
         int p = k;
         if constexpr (N == 32) {
-          const int w = lu_warp_argmax(cand, abs1(a[s]), pos);
-          if (w >= 0) p = w;
+          const lu_warp_winner w = lu_warp_argmax(cand, abs1(a[s]), pos);
+          if (w.H != 0u) p = int(w.P);
         } else {
           // As lu_factor_core: start from (-1, k) so that NaN (which fails
           // every compare) is never chosen and an all-NaN column gives k.
@@ -182,17 +158,7 @@ __global__ void __launch_bounds__(lu_regs_block<N>, MinBlocks)
               p = pos;
             }
           }
-          // (v desc, p asc) is a strict total order on the candidates, so
-          // the butterfly leaves every lane with the same, unique winner.
-#pragma unroll
-          for (int off = N / 2; off > 0; off /= 2) {
-            const R ov = tile.shfl_xor(v, off);
-            const int op = tile.shfl_xor(p, off);
-            if (ov > v || (ov == v && op < p)) {
-              v = ov;
-              p = op;
-            }
-          }
+          tile_argmax(tile, v, p);
         }
         if (lane == k) mypiv = p;  // recorded even for a zero pivot, as the generic path
         T* const u = sbuf + (k & 1) * N;
@@ -211,7 +177,7 @@ __global__ void __launch_bounds__(lu_regs_block<N>, MinBlocks)
         if (is_zero(piv)) {
           if (inf == 0) inf = k + 1;  // no swap, no update (generic path: `continue`)
         } else {
-          const T r = lu_recip(piv);
+          const T r = T(1) / piv;
           if (pos == p) pos = k;
           else if (pos == k) pos = p;
           if (row && pos > k) {
@@ -271,9 +237,8 @@ constexpr int lu_regs64_threads = 256;
 template <class T, class Loc>
 __global__ void __launch_bounds__(lu_regs64_threads, 2)
     lu_regs64_kernel(Loc loc, int n, index_t lda, index_t* ipiv, int* info) {
-  using R = real_type_t<T>;
   constexpr int N = 64, G = 4, C = N / G;
-  __shared__ unsigned part[2][3];          // per owner warp: hi, lo, pos of its winner
+  __shared__ lu_warp_winner part[2];       // the owner group's two warps' winners
   __shared__ __align__(16) T urow[G][C];   // pivot row, group g's live columns
   __shared__ __align__(16) T lcol[N];      // multipliers by row
   const int t = int(threadIdx.x);
@@ -299,39 +264,16 @@ __global__ void __launch_bounds__(lu_regs64_threads, 2)
       const int k = rd * G + s;
       if (k < n) {  // uniform over the block
         if (g == s) {  // the owner group's two warps: warp-uniform
-          unsigned hi = 0u, lo = 0u;
-          const R x = abs1(a[0]);
-          if (row && pos >= k && !(x != x)) {
-            if constexpr (sizeof(R) == 8) {
-              const auto bits = static_cast<unsigned long long>(__double_as_longlong(double(x)));
-              hi = unsigned(bits >> 32) + 1u;
-              lo = unsigned(bits);
-            } else {
-              hi = __float_as_uint(float(x)) + 1u;
-            }
-          }
-          const unsigned H = __reduce_max_sync(0xffffffffu, hi);
-          const unsigned L = __reduce_max_sync(0xffffffffu, hi == H ? lo : 0u);
-          const unsigned P = __reduce_min_sync(0xffffffffu, (hi == H && lo == L && H != 0u) ? unsigned(pos) : 0xffffffffu);
-          if (lane == 0) {
-            const int w = (r >= 32) ? 1 : 0;
-            part[w][0] = H;
-            part[w][1] = L;
-            part[w][2] = P;
-          }
+          const lu_warp_winner w = lu_warp_argmax(row && pos >= k, abs1(a[0]), pos);
+          if (lane == 0) part[r / 32] = w;
         }
         __syncthreads();  // A: both halves' winners are in part
         int p;
         {
-          const unsigned H0 = part[0][0], L0 = part[0][1], P0 = part[0][2];
-          const unsigned H1 = part[1][0], L1 = part[1][1], P1 = part[1][2];
-          unsigned H = H0, L = L0, P = P0;
-          if (H1 > H || (H1 == H && (L1 > L || (L1 == L && P1 < P)))) {
-            H = H1;
-            L = L1;
-            P = P1;
-          }
-          p = H == 0u ? k : int(P);
+          const lu_warp_winner w0 = part[0], w1 = part[1];
+          const bool second = w1.H > w0.H || (w1.H == w0.H && (w1.L > w0.L || (w1.L == w0.L && w1.P < w0.P)));
+          const lu_warp_winner& w = second ? w1 : w0;
+          p = w.H == 0u ? k : int(w.P);
         }
         if (g == 0 && r == k) mypiv = p;
         if (row && pos == p) {  // the pivot row's four threads
@@ -353,7 +295,7 @@ __global__ void __launch_bounds__(lu_regs64_threads, 2)
           if (g == s) {
             T l = T(0);
             if (upd) {
-              l = a[0] * lu_recip(piv);
+              l = a[0] * (T(1) / piv);
               a[0] = l;
             }
             lcol[r] = l;

@@ -31,6 +31,22 @@ struct serial_team {
 
 #if defined(__CUDACC__)
 
+/// Butterfly all-reduce of (v, i) over a warp tile: largest v, smaller i on
+/// ties. A strict total order on distinct i, so every lane ends with the same
+/// winner; NaN fails every compare and never replaces a number.
+template <class Tile, class R, class I>
+__device__ __forceinline__ void tile_argmax(const Tile& tile, R& v, I& i) {
+#pragma unroll
+  for (int off = int(Tile::num_threads()) / 2; off > 0; off /= 2) {
+    const R ov = tile.shfl_xor(v, off);
+    const I oi = tile.shfl_xor(i, off);
+    if (ov > v || (ov == v && oi < i)) {
+      v = ov;
+      i = oi;
+    }
+  }
+}
+
 /// @brief W consecutive lanes of a warp (W = 2, 4, ..., 32) own one matrix.
 template <int W>
 struct tile_team {
@@ -43,15 +59,7 @@ struct tile_team {
   /// made before the call against writes made after it by other lanes.
   template <class R>
   __device__ void argmax(R& v, index_t& i) const {
-#pragma unroll
-    for (int off = W / 2; off > 0; off /= 2) {
-      const R ov = tile.shfl_xor(v, off);
-      const index_t oi = tile.shfl_xor(i, off);
-      if (ov > v || (ov == v && oi < i)) {
-        v = ov;
-        i = oi;
-      }
-    }
+    tile_argmax(tile, v, i);
     tile.sync();
   }
   __device__ bool any(bool p) const { return tile.any(p); }
