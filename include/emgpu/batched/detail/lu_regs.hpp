@@ -43,8 +43,8 @@ constexpr index_t lu_regs_max_n = 32;
 /// occupancy asked of ptxas. An SM sub-partition holds 16384 registers.
 /// N = 32, complex<double>: 224 registers uncapped (2 warps per
 /// sub-partition); capped at 168 (3 warps, one-warp blocks so that all 12
-/// fit) it spills ~0.5 KB per lane and still runs 2.40 against 2.49 ms for
-/// 100 000 matrices on an H200. N = 8: 80 registers uncapped, 64 without
+/// fit) it spills a few hundred bytes per lane and still ran 2.40 against
+/// 2.49 ms for 100 000 matrices on an H200. N = 8: 80 registers uncapped, 64 without
 /// spills at 8 blocks of 128 threads: 0.060 against 0.067 ms. N = 16 (128
 /// registers, 4 warps) and smaller are left to ptxas.
 template <int N>
