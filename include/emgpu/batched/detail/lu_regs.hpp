@@ -1,6 +1,9 @@
 /// @file
-/// @brief CUDA fast path of batched LU for n <= 32: each matrix lives in the
-///        registers of N lanes (one row per lane), N = next power of two >= n.
+/// @brief CUDA fast paths of batched LU for n <= 64, each matrix in
+///        registers: for n <= 32 one row per lane of N lanes (N = next power
+///        of two >= n); for n = 33..64 one 256-thread block per matrix
+///        (lu_regs64_kernel, described there). What follows is the n <= 32
+///        kernel.
 ///
 /// The elimination is the one of lu_factor_core (detail/lu_core.hpp), step
 /// for step, with the same pivot choice and info: pivot = largest |re|+|im| in column k over the current
