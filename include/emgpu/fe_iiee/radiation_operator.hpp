@@ -321,13 +321,7 @@ class radiation_operator {
   template <bool Fields>
   void run_host_input(std::span<const complex_type> a, std::span<const complex_type> c, scat_layout layout,
                       const char* what) {
-    const std::string where = std::string("fe_iiee::radiation_operator::") + what;
-    if constexpr (Fields) emgpu::detail::require(has_normals(), where + ": no normals were given");
-    const index_t n_rhs = rhs_count(a.size(), c.size(), what);
-    emgpu::detail::require(all_finite_host(a) && all_finite_host(c),
-                           where + (Fields ? ": non-finite field" : ": non-finite current"));
-    fold_host_input<Fields>(a.data(), c.data(), n_rhs);
-    run(n_rhs, layout);
+    run(fold_checked<Fields>(a, c, what), layout);
   }
 
   // Host input: host backends fold straight from the caller's memory; the
