@@ -73,10 +73,11 @@ namespace emgpu::batched::detail {
 /// Largest m the register path takes. The kernel is unrolled over all
 /// 2N - 3 stages, so its code grows as N^2 columns x stages: 7 968 SASS
 /// instructions at N = 8, 22 544 at 16 and 67 368 at 32 (complex<double>,
-/// sm_90). Past the SM's instruction cache the kernel starves for code: on an
-/// H200 (100 000 matrices) it took 2.59 ms at n = 16 and 28.6 ms at n = 32
-/// against the generic team path's 1.73 and 10.8 ms, and 0.320 ms against
-/// cuBLAS's 0.331 ms at n = 8, so only m <= 8 takes it.
+/// sm_90), far beyond the SM's instruction cache (the unrolled LU kernel of
+/// 9 352 instructions was shown by ncu to starve for instructions; this one
+/// was only timed): on an H200 (100 000 matrices) it took 2.59 ms at n = 16
+/// and 28.6 ms at n = 32 against the generic team path's 1.73 and 10.8 ms,
+/// and 0.320 ms against cuBLAS's 0.331 ms at n = 8, so only m <= 8 takes it.
 constexpr index_t qr_regs_max = 8;
 
 // The stage is a template argument (the kernel recurses over stages at
