@@ -215,3 +215,78 @@ TEMPLATE_LIST_TEST_CASE("batched SVD: argument errors throw invalid_argument", "
   REQUIRE_THROWS_AS(batched::rank_above(b, static_cast<const T*>(s.data()), index_t(4), index_t(5), -1.0, rk.data()),
                     emgpu::invalid_argument);
 }
+
+#if defined(EMGPU_TEST_CUDA)
+namespace {
+
+/// The register path (public svd on CUDA, m <= 16) against the generic team
+/// path (detail::launch of svd_op, what m > 32 runs) on one batch. Both run
+/// the same sweeps with different summation orders, so: same info; sigma
+/// within 10 m eps sigma_max (the SVD's forward bound for each, as in
+/// check_svd); U and V of the fast path are checked by check_svd. A NaN
+/// entry must not hang either path and gives the same info (NaN never
+/// rotates); with max_sweeps = 2 neither converges (info = 1 on both for
+/// random n >= 4).
+template <class T>
+void fast_vs_generic(index_t m, index_t n, index_t count, int max_sweeps, std::uint64_t seed) {
+  using R = real_t<T>;
+  INFO("type " << type_name<T>() << ", m = " << m << ", n = " << n << ", max_sweeps " << max_sweeps);
+  const backend::cuda b{};
+  std::mt19937_64 rng(seed);
+  std::vector<kind> kinds;
+  std::vector<index_t> zc;
+  batch<T> a = make_batch<T>(m, n, count, rng, kinds, zc);
+  std::vector<bool> has_nan(std::size_t(count), false);
+  for (index_t k = 5; k < count; k += 9) {
+    MatD<T> x = random_d<T>(m, n, rng);
+    x(k % m, (k / 2) % n) = d_t<T>(std::numeric_limits<double>::quiet_NaN());
+    a.set(k, x);
+    has_nan[std::size_t(k)] = true;
+  }
+  auto d_f = up(b, a.h), d_g = up(b, a.h);
+  auto s_f = make_vector<R>(b, n * count), s_g = make_vector<R>(b, n * count);
+  auto i_f = make_vector<int>(b, count), i_g = make_vector<int>(b, count);
+  batched::svd_options o;
+  o.max_sweeps = max_sweeps;
+  const strided_batch_view<T> none{};
+  batched::svd(b, a.view(d_f.data()), s_f.data(), none, none, i_f.data(), o);
+  const R tol = R(std::sqrt(double(m))) * std::numeric_limits<R>::epsilon();
+  const int sweeps = max_sweeps > 0 ? max_sweeps : int(30 + n / 4);
+  int group = 1, team = 2;
+  batched::detail::svd_shape(m, n, group, team);
+  using L = batched::detail::strided_loc<T>;
+  const batched::detail::svd_op<T, L, L, L> gen{{d_g.data(), a.stride}, m, n, a.ld, s_g.data(), {nullptr, 0}, 0,
+                                                false, {nullptr, 0}, 0, false, i_g.data(), tol, sweeps, group,
+                                                team};
+  batched::detail::launch(b, gen, count, "generic svd");
+  const std::vector<R> sf = down(b, s_f), sg = down(b, s_g);
+  const std::vector<int> inf_f = down(b, i_f), inf_g = down(b, i_g);
+  for (index_t k = 0; k < count; ++k) {
+    INFO("matrix " << k << " (" << kind_name(kinds[std::size_t(k)]) << (has_nan[std::size_t(k)] ? ", NaN" : "")
+                   << ")");
+    CHECK(inf_f[std::size_t(k)] == inf_g[std::size_t(k)]);
+    if (max_sweeps == 2 && n >= 4 && kinds[std::size_t(k)] == kind::random && !has_nan[std::size_t(k)])
+      CHECK(inf_f[std::size_t(k)] == 1);
+    if (has_nan[std::size_t(k)] || max_sweeps == 2) continue;
+    const R smax = sg[std::size_t(k * n)];
+    for (index_t j = 0; j < n; ++j) {
+      const long double d = std::abs((long double)sf[std::size_t(k * n + j)] - sg[std::size_t(k * n + j)]);
+      CHECK(d <= 10 * m * eps<T>() * (long double)smax);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("batched SVD: CUDA register path (m <= 16) agrees with the generic path", "[batched][svd]") {
+  for (index_t n = 1; n <= 16; ++n) fast_vs_generic<complex<double>>(n, n, 40, 0, 300 + n);
+  for (auto [m, n] : std::vector<std::pair<index_t, index_t>>{{3, 2}, {5, 3}, {9, 4}, {12, 7}, {16, 1}, {16, 15}}) {
+    fast_vs_generic<complex<double>>(m, n, 30, 0, 400 + m);
+    fast_vs_generic<double>(m, n, 30, 0, 500 + m);
+    fast_vs_generic<complex<float>>(m, n, 30, 0, 600 + m);
+    fast_vs_generic<float>(m, n, 30, 0, 700 + m);
+  }
+  fast_vs_generic<complex<double>>(16, 16, 30, 2, 800);
+  fast_vs_generic<float>(8, 8, 30, 2, 801);
+}
+#endif

@@ -9,10 +9,12 @@
 
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "../core/matrix_view.hpp"
 #include "detail/launch.hpp"
 #include "detail/svd_core.hpp"
+#include "detail/svd_regs.hpp"
 #include "lu.hpp"
 
 namespace emgpu::batched {
@@ -75,6 +77,18 @@ void svd(const Backend& b, strided_batch_view<T> a, real_type_t<T>* sigma, strid
   int group = 1, team = 2;
   detail::svd_shape(m, n, group, team);
   using L = detail::strided_loc<T>;
+#if defined(__CUDACC__)
+  // m <= 16: one column per lane in registers (detail/svd_regs.hpp), the
+  // same sweeps as the generic path.
+  if constexpr (std::is_same_v<Backend, backend::cuda>) {
+    if (n >= 1 && m <= detail::svd_regs_max_m) {
+      detail::svd_regs_launch<T>(b, L{a.data, a.stride}, m, n, a.ld, sigma, L{u.data, u.stride}, u.ld, want_u,
+                                 L{v.data, v.stride}, v.ld, want_v, info, tol, sweeps, count,
+                                 "emgpu::batched::svd");
+      return;
+    }
+  }
+#endif
   const detail::svd_op<T, L, L, L> op{{a.data, a.stride}, m,      n,   a.ld,   sigma,
                                       {u.data, u.stride}, u.ld,   want_u,
                                       {v.data, v.stride}, v.ld,   want_v,

@@ -56,6 +56,37 @@ EMGPU_HD inline void jacobi_rotate(T* xp, T* yp, index_t i0, index_t m, index_t 
   }
 }
 
+/// @brief Completes U's columns of exactly zero (or NaN) singular values,
+///        left empty by U = A V / sigma, to an orthonormal set: Gram-Schmidt
+///        on unit vectors, two passes for orthogonality to working precision.
+///        Run by one thread; u is m x n (leading dimension ldu).
+template <class T, class R>
+EMGPU_HD void complete_null_columns(T* u, index_t ldu, index_t m, index_t n, const R* sigma) {
+  for (index_t j = 0; j < n; ++j) {
+    if (sigma[j] > R(0)) continue;
+    T* uj = u + j * ldu;
+    for (index_t e = 0; e < m; ++e) {
+      for (index_t i = 0; i < m; ++i) uj[i] = T(R(i == e));
+      for (int pass = 0; pass < 2; ++pass)
+        for (index_t l = 0; l < j; ++l) {
+          const T* ul = u + l * ldu;
+          T d = T(0);
+          for (index_t i = 0; i < m; ++i) d += conj_any(ul[i]) * uj[i];
+          for (index_t i = 0; i < m; ++i) uj[i] -= d * ul[i];
+        }
+      R s2 = 0;
+      for (index_t i = 0; i < m; ++i) s2 += abs2(uj[i]);
+      // The complement has dimension d >= 1 and sum_e |P e|^2 = d, so
+      // some e keeps at least 1/m of its norm: accept half of that.
+      if (s2 > R(0.5) / R(m)) {
+        const R rs = R(1) / sqrt_r(s2);
+        for (index_t i = 0; i < m; ++i) uj[i] = mul_real(uj[i], rs);
+        break;
+      }
+    }
+  }
+}
+
 /// @return 0 when converged within max_sweeps, 1 otherwise. sigma must hold n.
 template <class Team, class MatA, class MatV, class T>
 EMGPU_HD int svd_core(const Team& t, const MatA& a, index_t m, index_t n,
@@ -179,36 +210,9 @@ EMGPU_HD int svd_core(const Team& t, const MatA& a, index_t m, index_t n,
       u[i + j * ldu] = sj > R(0) ? mul_real(a(i, j), R(1) / sj) : T(0);
     });
     t.sync();
-    // Exactly zero singular values (e.g. a zero column) leave U's column
-    // empty: complete it to an orthonormal basis by Gram-Schmidt on unit
-    // vectors (two passes, for orthogonality to working precision). Rare path,
-    // done by one lane.
+    // Rare path (exactly zero singular values), done by one lane.
     if (n > 0 && !(sigma[n - 1] > R(0))) {
-      if (t.rank() == 0) {
-        for (index_t j = 0; j < n; ++j) {
-          if (sigma[j] > R(0)) continue;
-          T* uj = u + j * ldu;
-          for (index_t e = 0; e < m; ++e) {
-            for (index_t i = 0; i < m; ++i) uj[i] = T(R(i == e));
-            for (int pass = 0; pass < 2; ++pass)
-              for (index_t l = 0; l < j; ++l) {
-                const T* ul = u + l * ldu;
-                T d = T(0);
-                for (index_t i = 0; i < m; ++i) d += conj_any(ul[i]) * uj[i];
-                for (index_t i = 0; i < m; ++i) uj[i] -= d * ul[i];
-              }
-            R s2 = 0;
-            for (index_t i = 0; i < m; ++i) s2 += abs2(uj[i]);
-            // The complement has dimension d >= 1 and sum_e |P e|^2 = d, so
-            // some e keeps at least 1/m of its norm: accept half of that.
-            if (s2 > R(0.5) / R(m)) {
-              const R rs = R(1) / sqrt_r(s2);
-              for (index_t i = 0; i < m; ++i) uj[i] = mul_real(uj[i], rs);
-              break;
-            }
-          }
-        }
-      }
+      if (t.rank() == 0) complete_null_columns(u, ldu, m, n, sigma);
       t.sync();
     }
   }
