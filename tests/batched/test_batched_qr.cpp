@@ -120,12 +120,27 @@ void check_agreement(const batch<T>& a, const batch<T>& q, const std::vector<T>&
 }
 
 template <class T, class B>
-void check_qr(const B& b, index_t m, index_t n, index_t count, std::uint64_t seed) {
-  INFO("type " << type_name<T>() << ", m = " << m << ", n = " << n << ", count = " << count);
+void check_qr(const B& b, index_t m, index_t n, index_t count, std::uint64_t seed, int scale = 0,
+              bool graded = false) {
+  INFO("type " << type_name<T>() << ", m = " << m << ", n = " << n << ", count = " << count << ", scale 2^"
+               << scale << (graded ? " (graded columns)" : ""));
   std::mt19937_64 rng(seed);
   std::vector<kind> kinds;
   std::vector<index_t> zc;
-  const batch<T> a = make_batch<T>(m, n, count, rng, kinds, zc);
+  batch<T> a = make_batch<T>(m, n, count, rng, kinds, zc);
+  // Optional exact power-of-two scaling: matrix k by 2^(+-scale) (odd k up),
+  // or, graded, column j by 2^(+-scale): far from 1, where the rotations
+  // take givens_make's scaled branch.
+  if (scale != 0)
+    for (index_t k = 0; k < count; ++k)
+      for (index_t j = 0; j < n; ++j) {
+        const int e = (graded ? j % 2 : k % 2) == 1 ? scale : -scale;
+        for (index_t i = 0; i < m; ++i) {
+          T& x = a.h[std::size_t(k * a.stride + i + j * a.ld)];
+          if constexpr (cplx<T>) x = T(std::ldexp(x.real(), e), std::ldexp(x.imag(), e));
+          else x = std::ldexp(x, e);
+        }
+      }
 
   auto d_a = up(b, a.h);
   batched::qr_factor(b, a.view(d_a.data()));
@@ -443,6 +458,20 @@ TEMPLATE_LIST_TEST_CASE("batched QR: A = Q R, Q unitary, R upper triangular", "[
     const index_t c = count_for(m);
     check_qr<complex<double>>(b, m, n, c, 500 + m);
     check_qr<float>(b, m, n, c, 600 + m);
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("batched QR: entries far from 1 (scaled rotation formulas)", "[batched][qr]",
+                        backends) {
+  // |x|^2 outside 2^-480 .. 2^480 (double) or 2^-60 .. 2^60 (float) sends a
+  // rotation to givens_make's hypot-based branch; the same bounds must hold.
+  const TestType b{};
+  for (index_t n : {3, 8, 16, 33}) {
+    check_qr<complex<double>>(b, n, n, 6, 1100 + n, 600);
+    check_qr<complex<double>>(b, n, n, 6, 1200 + n, 300, true);
+    check_qr<double>(b, n + 2, n, 6, 1300 + n, 520, true);
+    check_qr<float>(b, n, n, 6, 1400 + n, 70);
+    check_qr<complex<float>>(b, n, n, 6, 1500 + n, 35, true);
   }
 }
 

@@ -49,6 +49,17 @@ EMGPU_HD inline R sqrt_r(R x) {
   return std::sqrt(x);
 #endif
 }
+/// 1 / sqrt(x): CUDA's rsqrt in device code (one multi-function-unit
+/// approximation refined to ~1 ulp, against a square root and a division).
+template <class R>
+EMGPU_HD inline R rsqrt_r(R x) {
+#if EMGPU_DEVICE_CODE
+  if constexpr (sizeof(R) == 4) return ::rsqrtf(x);
+  else return ::rsqrt(x);
+#else
+  return R(1) / std::sqrt(x);
+#endif
+}
 template <class R>
 EMGPU_HD inline R hypot_r(R x, R y) {
 #if EMGPU_DEVICE_CODE

@@ -50,6 +50,11 @@ constexpr index_t lu_regs_max_n = 32;
 /// 2.49 ms for 100 000 matrices on an H200. N = 8: 80 registers uncapped, 64 without
 /// spills at 8 blocks of 128 threads: 0.060 against 0.067 ms. N = 16 (128
 /// registers, 4 warps) and smaller are left to ptxas.
+/// Tried and not kept (H200, 100 000 complex<double> 32 x 32, same run):
+/// persistent warps prefetching their next matrix into shared memory
+/// (cp.async) while factoring the current one: 3.03 ms (2.43 ms uncapped)
+/// against 2.26 ms for this kernel, which is latency-bound, not waiting on
+/// memory (docs/batched.md has the profile).
 template <int N>
 inline constexpr int lu_regs_block = N == 32 ? 32 : 128;
 template <int N>

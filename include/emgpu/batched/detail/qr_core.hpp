@@ -28,32 +28,55 @@ struct givens {
   T s;
 };
 
+/// Range of |x|^2 and |y|^2 where the fast formulas of givens_make hold:
+/// neither the squares nor |x|^2 (|x|^2 + |y|^2) overflow or fall into the
+/// subnormals (2^-480 .. 2^480 for double, 2^-60 .. 2^60 for float).
+template <class R>
+inline constexpr R givens_fast_lo = sizeof(R) == 4 ? R(0x1p-60) : R(0x1p-480);
+template <class R>
+inline constexpr R givens_fast_hi = sizeof(R) == 4 ? R(0x1p60) : R(0x1p480);
+
 /// Rotation with G [x; y] = [r; 0].
 template <class T>
 EMGPU_HD inline givens<T> givens_make(T x, T y) {
   using R = real_type_t<T>;
   if (is_zero(y)) return {R(1), T(0)};
   if (is_zero(x)) return {R(0), T(1)};
+  const R ax2 = abs2(x), ay2 = abs2(y);
+  if (ax2 >= givens_fast_lo<R> && ax2 <= givens_fast_hi<R> && ay2 >= givens_fast_lo<R> &&
+      ay2 <= givens_fast_hi<R>) {
+    // c = |x| / r, s = (x / |x|) conj(y) / r, r = sqrt(|x|^2 + |y|^2): one
+    // reciprocal square root, w = 1 / (|x| r). The generation runs once per
+    // rotation on every lane of the CUDA kernels, so three hypot and three
+    // divisions there cost more than applying the rotation.
+    const R w = rsqrt_r(ax2 * (ax2 + ay2));
+    return {ax2 * w, mul_real(x * conj_any(y), w)};
+  }
+  // Far from 1 (or NaN / Inf): scaled throughout.
   const R ax = abs_any(x), ay = abs_any(y);
   const R nrm = hypot_r(ax, ay);
   const T phase = mul_real(x, R(1) / ax);
   return {ax / nrm, mul_real(phase * conj_any(y), R(1) / nrm)};
 }
 
+// In both branches below |z| (and |s| in encode's second) is within
+// [0.7, 2] or tiny, so abs2 neither overflows nor loses precision that
+// matters: |z|^2 < 2^-1022 decodes to c = 1, s = z, exact to rounding.
 template <class T>
 EMGPU_HD inline T givens_encode(const givens<T>& g) {
   using R = real_type_t<T>;
   if (g.c >= R(0.70710678118654752440)) return g.s;
-  return mul_real(g.s, (R(2) - g.c) / abs_any(g.s));
+  return mul_real(g.s, (R(2) - g.c) * rsqrt_r(abs2(g.s)));
 }
 
 template <class T>
 EMGPU_HD inline givens<T> givens_decode(T z) {
   using R = real_type_t<T>;
-  const R a = abs_any(z);
-  if (a < R(1)) return {sqrt_r((R(1) - a) * (R(1) + a)), z};
-  const R c = R(2) - a;
-  return {c, mul_real(z, sqrt_r((R(1) - c) * (R(1) + c)) / a)};
+  const R a2 = abs2(z);
+  if (a2 < R(1)) return {sqrt_r(R(1) - a2), z};  // 1 - a2 >= 1/2 as encoded
+  const R ra = rsqrt_r(a2);                        // 1 / |z|
+  const R c = R(2) - a2 * ra;
+  return {c, mul_real(z, sqrt_r((R(1) - c) * (R(1) + c)) * ra)};
 }
 
 /// Applies G (adjoint = false) or G^H to the pair (x, y).

@@ -33,6 +33,30 @@ EMGPU_HD inline void jacobi_pair(index_t r, index_t kp, index_t N, index_t& p, i
   }
 }
 
+/// Rotation parameters for the column pair (p, q) with squared norms al, be
+/// and gamma = a_p^H a_q (see the file comment): e = gamma/|gamma|, s = sin,
+/// tau = tan(theta/2). Returns false (no rotation; outputs untouched) when a
+/// column is zero or |gamma| <= tol ||a_p|| ||a_q||; written so that NaN
+/// never rotates (and never loops forever). Shared by the team and the
+/// register paths, so both take the same decisions from the same numbers.
+template <class T, class R>
+EMGPU_HD inline bool jacobi_params(T gamma, R al, R be, R tol, T& e, R& s, R& tau) {
+  if (al == R(0) || be == R(0)) return false;
+  const R gabs = abs_any(gamma);
+  if (!(gabs > tol * sqrt_r(al) * sqrt_r(be))) return false;
+  e = mul_real(gamma, R(1) / gabs);
+  const R zeta = (be - al) / (R(2) * gabs);
+  const R tt = (zeta >= R(0) ? R(1) : R(-1)) / ((zeta < 0 ? -zeta : zeta) + hypot_r(R(1), zeta));
+  const R c = R(1) / sqrt_r(R(1) + tt * tt);
+  s = c * tt;
+  // Rutishauser's form, c = 1 - s tau with tau = tan(theta/2): the update is
+  // a correction proportional to the angle, so the many tiny rotations of
+  // the last sweeps add rounding ~ angle * eps instead of eps each (keeps V
+  // orthonormal to ~n eps at n = 128).
+  tau = s / (R(1) + c);
+  return true;
+}
+
 /// Rows i0, i0 + g, ... < m of the column pair (x, y) := (x, y) J, in
 /// Rutishauser's form (see svd_core). Two rows per iteration with the loads
 /// ahead of the stores: the compiler cannot prove that the columns do not
@@ -138,24 +162,14 @@ EMGPU_HD int svd_core(const Team& t, const MatA& a, index_t m, index_t n,
         be = t.group_sum(be, g);
         gr = t.group_sum(gr, g);
         if constexpr (is_complex_v<T>) gi = t.group_sum(gi, g);
-        if (!act || al == R(0) || be == R(0)) continue;
+        if (!act) continue;
         T gamma;
         if constexpr (is_complex_v<T>) gamma = T(gr, gi);
         else gamma = gr;
-        const R gabs = abs_any(gamma);
-        // Written so that NaN never rotates (and never loops forever).
-        if (!(gabs > tol * sqrt_r(al) * sqrt_r(be))) continue;
+        T e;
+        R s, tau;
+        if (!jacobi_params(gamma, al, be, tol, e, s, tau)) continue;
         rotated = true;
-        const T e = mul_real(gamma, R(1) / gabs);
-        const R zeta = (be - al) / (R(2) * gabs);
-        const R tt = (zeta >= R(0) ? R(1) : R(-1)) / ((zeta < 0 ? -zeta : zeta) + hypot_r(R(1), zeta));
-        const R c = R(1) / sqrt_r(R(1) + tt * tt);
-        const R s = c * tt;
-        // Rutishauser's form, c = 1 - s tau with tau = tan(theta/2): the
-        // update is a correction proportional to the angle, so the many tiny
-        // rotations of the last sweeps add rounding ~ angle * eps instead of
-        // eps each (keeps V orthonormal to ~n eps at n = 128).
-        const R tau = s / (R(1) + c);
         jacobi_rotate(ap, aq, lane, m, g, e, s, tau);
         if (want_v) jacobi_rotate(v.col(p), v.col(q), lane, n, g, e, s, tau);
       }

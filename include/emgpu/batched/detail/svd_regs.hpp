@@ -54,13 +54,13 @@ namespace emgpu::batched::detail {
 
 /// Largest m (rows; n <= m) handled by the register kernel.
 constexpr index_t svd_regs_max_m = 16;
-/// 128-thread blocks. Occupancy asked of ptxas, measured (H200,
-/// complex<double>, U S V): W = 16 capped at 168 registers (3 blocks, a few
-/// bytes of spill) 11.4 ms against 11.9 ms uncapped (230 registers); W = 8
-/// at 122 registers (4 blocks) 1.29 against 1.50 ms (134 registers).
-/// Tighter caps (128 / 80 registers) spill hundreds of bytes a lane.
-template <int W>
+/// Threads per block: 128 / W matrices of W lanes each.
 inline constexpr int svd_regs_block = 128;
+/// Occupancy asked of ptxas, measured (H200, complex<double>, U S V):
+/// W = 16 capped at 168 registers (3 blocks, a few bytes of spill) 11.4 ms
+/// against 11.9 ms uncapped (230 registers); W = 8 at 122 registers
+/// (4 blocks) 1.29 against 1.50 ms (134 registers). Tighter caps (128 / 80
+/// registers) spill hundreds of bytes a lane.
 template <int W>
 inline constexpr int svd_regs_min_blocks = W == 16 ? 3 : W == 8 ? 4 : 1;
 
@@ -96,12 +96,12 @@ __device__ __forceinline__ real_type_t<T> svd_norm2(const T (&x)[W]) {
 }
 
 template <int W, class T, class LocA, class LocU, class LocV>
-__global__ void __launch_bounds__(svd_regs_block<W>, svd_regs_min_blocks<W>)
+__global__ void __launch_bounds__(svd_regs_block, svd_regs_min_blocks<W>)
     svd_regs_kernel(LocA la, int m, int n, index_t lda, real_type_t<T>* sigma, LocU lu, index_t ldu,
                     bool want_u, LocV lv, index_t ldv, bool want_v, int* info, real_type_t<T> tol,
                     int max_sweeps, index_t count) {
   using R = real_type_t<T>;
-  constexpr int groups = svd_regs_block<W> / W;
+  constexpr int groups = svd_regs_block / W;
   const auto tile = cooperative_groups::tiled_partition<W>(cooperative_groups::this_thread_block());
   const int j = int(threadIdx.x) % W;
   const index_t mat = index_t(blockIdx.x) * groups + int(threadIdx.x) / W;
@@ -162,19 +162,11 @@ __global__ void __launch_bounds__(svd_regs_block<W>, svd_regs_min_blocks<W>)
       } else {
         gamma = (gre[0] + gre[1]) + (gre[2] + gre[3]);
       }
-      const R gabs = abs_any(gamma);
-      // Written so that NaN never rotates (and never loops forever).
-      const bool rot = q != j && al != R(0) && be != R(0) && gabs > tol * sqrt_r(al) * sqrt_r(be);
       R s = 0, tau = 0;
-      T f = T(0);
+      T e = T(0), f = T(0);
+      const bool rot = q != j && jacobi_params(gamma, al, be, tol, e, s, tau);
       if (rot) {
         rotated = true;
-        const T e = mul_real(gamma, R(1) / gabs);
-        const R zeta = (be - al) / (R(2) * gabs);
-        const R tt = (zeta >= R(0) ? R(1) : R(-1)) / ((zeta < 0 ? -zeta : zeta) + hypot_r(R(1), zeta));
-        const R c = R(1) / sqrt_r(R(1) + tt * tt);
-        s = c * tt;
-        tau = s / (R(1) + c);
         f = lo ? conj_any(e) : -e;
       }
       // Pass 2 (only when some pair of the matrix rotates): the partner's
@@ -236,10 +228,10 @@ inline void svd_regs_launch_w(const backend::cuda& b, LocA la, index_t m, index_
                               real_type_t<T>* sigma, LocU lu, index_t ldu, bool want_u, LocV lv,
                               index_t ldv, bool want_v, int* info, real_type_t<T> tol, int max_sweeps,
                               index_t count, const char* name) {
-  constexpr index_t groups = svd_regs_block<W> / W;
+  constexpr index_t groups = svd_regs_block / W;
   const index_t grid = (count + groups - 1) / groups;
   detail_require(grid <= index_t(0x7fffffff), std::string(name) + ": batch too large for one grid");
-  svd_regs_kernel<W, T><<<unsigned(grid), unsigned(svd_regs_block<W>), 0, b.stream>>>(
+  svd_regs_kernel<W, T><<<unsigned(grid), unsigned(svd_regs_block), 0, b.stream>>>(
       la, int(m), int(n), lda, sigma, lu, ldu, want_u, lv, ldv, want_v, info, tol, max_sweeps, count);
   emgpu::detail::check_cuda(cudaGetLastError(), name, __FILE__, __LINE__);
 }
