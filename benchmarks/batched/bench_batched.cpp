@@ -19,6 +19,7 @@
 //
 //   bench_batched[_cuda] [--quick] [--out FILE.json] [--sizes 8,16,32,64,128]
 //                        [--count N]   (GPU: N matrices for every size)
+//                        [--only lu,qr,svd]   (GPU: which factorisations)
 #include <algorithm>
 #include <complex>
 #include <cstdio>
@@ -142,6 +143,8 @@ void run_gpu(emgpu_bench::report& r, const std::vector<index_t>& sizes) {
   const int reps = r.quick() ? 3 : 5;
   // --count N: the same N matrices for every size (compute-sanitizer runs).
   const auto count_override = index_t(r.option("--count", 0.0));
+  const std::string only = r.option("--only", std::string("lu,qr,svd"));
+  const auto want = [&](const char* what) { return only.find(what) != std::string::npos; };
 
   for (index_t n : sizes) {
     index_t count = n <= 32 ? 100000 : n <= 64 ? 20000 : 5000;
@@ -198,6 +201,7 @@ void run_gpu(emgpu_bench::report& r, const std::vector<index_t>& sizes) {
     };
 
     // ---- LU
+    if (want("lu")) {
     const auto t_lu = timed("emgpu lu_factor", n, count, b.stream,
                             [&] { batched::lu_factor(b, av, d_piv.data(), d_info.data()); }, reps, reset);
     require_info_zero(b, d_info, "emgpu lu_factor");
@@ -218,21 +222,25 @@ void run_gpu(emgpu_bench::report& r, const std::vector<index_t>& sizes) {
     m.push_back({"GFLOP/s", lu_flops(double(n)) * double(count) / t_vlu.median_s / 1e9});
     m.push_back({"backward_error_over_n_eps", vlu_err});
     r.add({.name = "cublasZgetrfBatched", .backend = "vendor", .params = params, .t = t_vlu, .metrics = m});
+    }
 
     // ---- QR
+    if (want("qr")) {
     const auto t_qr = timed("emgpu qr_factor", n, count, b.stream, [&] { batched::qr_factor(b, av); }, reps, reset);
     const auto t_vqr = timed("cublasZgeqrfBatched", n, count, b.stream, [&] {
       int hinfo = 0;  // host pointer: argument errors only
       BENCH_CUBLAS(cublasZgeqrfBatched(cb, int(n), int(n), a_arr, int(n), t_arr, &hinfo, int(count)));
       if (hinfo != 0) throw std::runtime_error("cublasZgeqrfBatched: info " + std::to_string(hinfo));
     }, reps, reset);
-    m = bw_metrics(t_qr);
+    auto m = bw_metrics(t_qr);
     add_target(m, "speedup_vs_cublas", t_vqr.median_s / t_qr.median_s, 5.0);
     r.add({.name = "qr_factor", .backend = "cuda", .params = params, .t = t_qr, .metrics = m});
     r.add({.name = "cublasZgeqrfBatched", .backend = "vendor", .params = params, .t = t_vqr,
            .metrics = bw_metrics(t_vqr)});
+    }
 
     // ---- SVD (U, S, V), and singular values only
+    if (!want("svd")) continue;
     auto d_s = make_vector<double>(b, n * count);
     auto d_u = make_vector<T>(b, len);
     auto d_v = make_vector<T>(b, len);
@@ -247,7 +255,7 @@ void run_gpu(emgpu_bench::report& r, const std::vector<index_t>& sizes) {
     const auto t_sv = timed("emgpu svd(S)", n, count, b.stream, [&] {
       batched::svd(b, av, d_s.data(), strided_batch_view<T>{}, strided_batch_view<T>{}, d_info.data());
     }, sreps, reset);
-    m = bw_metrics(t_svd);
+    auto m = bw_metrics(t_svd);
     m.push_back({"not_converged", double(bad)});
     if (n <= 32) {  // cuSOLVER's batched Jacobi SVD stops at 32
       gesvdjInfo_t par;

@@ -163,8 +163,9 @@ long double lu_backward(const MatL<T>& A, const MatL<T>& F, const index_t* p) {
   return nA == 0 ? fro(L * U) : fro(permuted<T>(A, p) - L * U) / (nA * n * eps<T>());
 }
 
-/// The register fast paths (public lu_factor, n <= 64) against the generic
-/// team path (detail::launch of lu_factor_op, what n > 64 runs) on one batch.
+/// The fast paths (public lu_factor, n <= 128: register kernels up to 64,
+/// the blocked shared-memory kernel above) against the generic team path
+/// (detail::launch of lu_factor_op, what n > 128 runs) on one batch.
 /// Both run the same elimination; they may still round differently (FMA
 /// contraction is up to the compiler), so:
 ///  - random (tie-free) matrices: same pivots and info, factors within
@@ -433,5 +434,24 @@ TEST_CASE("batched LU: CUDA register fast path matches the generic team path",
   fast_vs_generic<complex<float>>(47, 37, 9247);
   fast_vs_generic<double>(13, 37, 9113);
   fast_vs_generic<complex<float>>(5, 37, 9205);
+}
+
+TEST_CASE("batched LU: CUDA blocked path (n = 65..128) matches the generic team path", "[batched][lu]") {
+  // Every width of the last panel (n mod 8 = 1..7, 0), sizes around the
+  // shared-memory limit of complex<double> (n > ~111 keeps its leading
+  // columns in global memory on Hopper), and the other three types.
+  for (index_t n : {65, 66, 67, 68, 69, 70, 71, 72, 79, 96, 100, 111, 112, 113, 120, 127, 128})
+    fast_vs_generic<complex<double>>(n, 37, 8300 + std::uint64_t(n));
+  fast_vs_generic<float>(100, 37, 9400);
+  fast_vs_generic<float>(128, 37, 9428);
+  fast_vs_generic<double>(77, 37, 9477);
+  fast_vs_generic<complex<float>>(128, 37, 9528);
+}
+
+TEST_CASE("batched LU: CUDA blocked path, sizes for compute-sanitizer", "[batched][lu][sanitize]") {
+  fast_vs_generic<complex<double>>(65, 6, 8465);
+  fast_vs_generic<complex<double>>(99, 6, 8499);
+  fast_vs_generic<complex<double>>(128, 6, 8528);  // leading columns in global memory
+  fast_vs_generic<float>(70, 6, 9570);
 }
 #endif

@@ -15,6 +15,7 @@
 #include "../core/matrix_view.hpp"
 #include "detail/launch.hpp"
 #include "detail/lu_core.hpp"
+#include "detail/lu_blocked.hpp"
 #include "detail/lu_regs.hpp"
 
 namespace emgpu::batched {
@@ -39,8 +40,9 @@ void lu_factor(const Backend& b, strided_batch_view<T> a, index_t* ipiv, int* in
   detail::check_ptr(ipiv, a.rows > 0, "lu_factor", "ipiv");
   detail::check_ptr(info, true, "lu_factor", "info");
 #if defined(__CUDACC__)
-  // n <= 64: register-resident kernels (detail/lu_regs.hpp), same pivots
-  // and info, factors equal to rounding.
+  // n <= 64: register-resident kernels (detail/lu_regs.hpp); n = 65..128:
+  // blocked elimination in shared memory (detail/lu_blocked.hpp). Same
+  // pivots and info as the team path, factors equal to rounding.
   if constexpr (std::is_same_v<Backend, backend::cuda>) {
     if (a.rows >= 1 && a.rows <= detail::lu_regs_max_n) {
       detail::lu_regs_launch<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.ld, ipiv, info,
@@ -50,6 +52,11 @@ void lu_factor(const Backend& b, strided_batch_view<T> a, index_t* ipiv, int* in
     if (a.rows >= detail::lu_regs64_min_n && a.rows <= detail::lu_regs64_max_n) {
       detail::lu_regs64_launch<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.ld, ipiv, info,
                                   a.count, "emgpu::batched::lu_factor");
+      return;
+    }
+    if (a.rows >= detail::lu_blk_min_n && a.rows <= detail::lu_blk_max_n) {
+      detail::lu_blk_launch<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.ld, ipiv, info,
+                               a.count, "emgpu::batched::lu_factor");
       return;
     }
   }
@@ -82,6 +89,11 @@ void lu_factor(const Backend& b, T* const* a_array, index_t n, index_t lda, inde
     if (n >= detail::lu_regs64_min_n && n <= detail::lu_regs64_max_n) {
       detail::lu_regs64_launch<T>(b, detail::array_loc<T>{a_array}, n, lda, ipiv, info, count,
                                   "emgpu::batched::lu_factor");
+      return;
+    }
+    if (n >= detail::lu_blk_min_n && n <= detail::lu_blk_max_n) {
+      detail::lu_blk_launch<T>(b, detail::array_loc<T>{a_array}, n, lda, ipiv, info, count,
+                               "emgpu::batched::lu_factor");
       return;
     }
   }
