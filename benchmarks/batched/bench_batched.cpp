@@ -202,41 +202,41 @@ void run_gpu(emgpu_bench::report& r, const std::vector<index_t>& sizes) {
 
     // ---- LU
     if (want("lu")) {
-    const auto t_lu = timed("emgpu lu_factor", n, count, b.stream,
-                            [&] { batched::lu_factor(b, av, d_piv.data(), d_info.data()); }, reps, reset);
-    require_info_zero(b, d_info, "emgpu lu_factor");
-    const double lu_err = lu_check(h, first(d_a.data(), n * n * ncheck), nullptr,
-                                   first(d_piv.data(), n * ncheck).data(), n, ncheck);
-    const auto t_vlu = timed("cublasZgetrfBatched", n, count, b.stream, [&] {
-      BENCH_CUBLAS(cublasZgetrfBatched(cb, int(n), a_arr, int(n), d_ipiv32.data(), d_info.data(), int(count)));
-    }, reps, reset);
-    require_info_zero(b, d_info, "cublasZgetrfBatched");
-    const double vlu_err = lu_check(h, first(d_a.data(), n * n * ncheck),
-                                    first(d_ipiv32.data(), n * ncheck).data(), nullptr, n, ncheck);
-    auto m = bw_metrics(t_lu);
-    m.push_back({"GFLOP/s", lu_flops(double(n)) * double(count) / t_lu.median_s / 1e9});
-    m.push_back({"backward_error_over_n_eps", lu_err});
-    add_target(m, "speedup_vs_cublas", t_vlu.median_s / t_lu.median_s, n <= 16 ? 1.0 : 3.0);
-    r.add({.name = "lu_factor", .backend = "cuda", .params = params, .t = t_lu, .metrics = m});
-    m = bw_metrics(t_vlu);
-    m.push_back({"GFLOP/s", lu_flops(double(n)) * double(count) / t_vlu.median_s / 1e9});
-    m.push_back({"backward_error_over_n_eps", vlu_err});
-    r.add({.name = "cublasZgetrfBatched", .backend = "vendor", .params = params, .t = t_vlu, .metrics = m});
+      const auto t_lu = timed("emgpu lu_factor", n, count, b.stream,
+                              [&] { batched::lu_factor(b, av, d_piv.data(), d_info.data()); }, reps, reset);
+      require_info_zero(b, d_info, "emgpu lu_factor");
+      const double lu_err = lu_check(h, first(d_a.data(), n * n * ncheck), nullptr,
+                                     first(d_piv.data(), n * ncheck).data(), n, ncheck);
+      const auto t_vlu = timed("cublasZgetrfBatched", n, count, b.stream, [&] {
+        BENCH_CUBLAS(cublasZgetrfBatched(cb, int(n), a_arr, int(n), d_ipiv32.data(), d_info.data(), int(count)));
+      }, reps, reset);
+      require_info_zero(b, d_info, "cublasZgetrfBatched");
+      const double vlu_err = lu_check(h, first(d_a.data(), n * n * ncheck),
+                                      first(d_ipiv32.data(), n * ncheck).data(), nullptr, n, ncheck);
+      auto m = bw_metrics(t_lu);
+      m.push_back({"GFLOP/s", lu_flops(double(n)) * double(count) / t_lu.median_s / 1e9});
+      m.push_back({"backward_error_over_n_eps", lu_err});
+      add_target(m, "speedup_vs_cublas", t_vlu.median_s / t_lu.median_s, n <= 16 ? 1.0 : 3.0);
+      r.add({.name = "lu_factor", .backend = "cuda", .params = params, .t = t_lu, .metrics = m});
+      m = bw_metrics(t_vlu);
+      m.push_back({"GFLOP/s", lu_flops(double(n)) * double(count) / t_vlu.median_s / 1e9});
+      m.push_back({"backward_error_over_n_eps", vlu_err});
+      r.add({.name = "cublasZgetrfBatched", .backend = "vendor", .params = params, .t = t_vlu, .metrics = m});
     }
 
     // ---- QR
     if (want("qr")) {
-    const auto t_qr = timed("emgpu qr_factor", n, count, b.stream, [&] { batched::qr_factor(b, av); }, reps, reset);
-    const auto t_vqr = timed("cublasZgeqrfBatched", n, count, b.stream, [&] {
-      int hinfo = 0;  // host pointer: argument errors only
-      BENCH_CUBLAS(cublasZgeqrfBatched(cb, int(n), int(n), a_arr, int(n), t_arr, &hinfo, int(count)));
-      if (hinfo != 0) throw std::runtime_error("cublasZgeqrfBatched: info " + std::to_string(hinfo));
-    }, reps, reset);
-    auto m = bw_metrics(t_qr);
-    add_target(m, "speedup_vs_cublas", t_vqr.median_s / t_qr.median_s, 5.0);
-    r.add({.name = "qr_factor", .backend = "cuda", .params = params, .t = t_qr, .metrics = m});
-    r.add({.name = "cublasZgeqrfBatched", .backend = "vendor", .params = params, .t = t_vqr,
-           .metrics = bw_metrics(t_vqr)});
+      const auto t_qr = timed("emgpu qr_factor", n, count, b.stream, [&] { batched::qr_factor(b, av); }, reps, reset);
+      const auto t_vqr = timed("cublasZgeqrfBatched", n, count, b.stream, [&] {
+        int hinfo = 0;  // host pointer: argument errors only
+        BENCH_CUBLAS(cublasZgeqrfBatched(cb, int(n), int(n), a_arr, int(n), t_arr, &hinfo, int(count)));
+        if (hinfo != 0) throw std::runtime_error("cublasZgeqrfBatched: info " + std::to_string(hinfo));
+      }, reps, reset);
+      auto m = bw_metrics(t_qr);
+      add_target(m, "speedup_vs_cublas", t_vqr.median_s / t_qr.median_s, 5.0);
+      r.add({.name = "qr_factor", .backend = "cuda", .params = params, .t = t_qr, .metrics = m});
+      r.add({.name = "cublasZgeqrfBatched", .backend = "vendor", .params = params, .t = t_vqr,
+             .metrics = bw_metrics(t_vqr)});
     }
 
     // ---- SVD (U, S, V), and singular values only
