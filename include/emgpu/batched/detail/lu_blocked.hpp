@@ -202,6 +202,8 @@ __device__ __forceinline__ void lu_blk_panel(const Cols& col, int n, int j0, int
     if (s < w1) {  // uniform
       const int buf = s & 1;
       const lu_warp_winner wv = lu_warp_argmax(act && pos >= k, abs1(a[s]), pos);
+      // The warp winner publishes its row, the row at position k itself
+      // (the pivot when no row is a candidate: all NaN), lane 0 the key.
       if (act && wv.H != 0u && pos == int(wv.P)) {
 #pragma unroll
         for (int c = 0; c < NB; ++c) b.crow[buf][warp][c] = a[c];
