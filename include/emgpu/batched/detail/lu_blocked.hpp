@@ -499,6 +499,8 @@ __global__ void __launch_bounds__(lu_blk_threads, 1)
 
 /// @brief Factors count n x n matrices (lu_blk_min_n <= n <= lu_blk_max_n);
 ///        same contract as lu_factor.
+/// @tparam T   float, double, complex<float> or complex<double>.
+/// @tparam Loc matrix locator (strided_loc or array_loc).
 /// @throws invalid_argument for a batch too large for one grid.
 /// @throws device_error when a CUDA call fails.
 template <class T, class Loc>
