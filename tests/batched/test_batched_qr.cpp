@@ -260,29 +260,34 @@ void check_lsq(const B& b, index_t m, index_t n, index_t count, std::uint64_t se
 
 #if !defined(EMGPU_TEST_CUDA)
 /// @brief The CUDA register kernel's lane logic (detail/qr_regs.hpp) run on
-///        the host: N lanes as a loop, a shuffle from lane j as reading lane
-///        j's rotation, stage by stage as the kernel recurses. The host
-///        compiler contracts nothing, so the padded schedule must reproduce
-///        the serial path bit for bit: this checks the register indexing,
-///        the padding and the existence guards for every 1 <= n <= m <= 32.
-template <int N, int St, class T>
-void regs_model_stage(T (&a)[N][N], int off, int n) {
-  batched::detail::givens<T> g[N];
-  for (int l = 0; l < N; ++l) g[l] = batched::detail::qr_regs_generate<N, St>(a[l], l, off, n);
-  for (int j = 0; j < N - 1; ++j) {
-    if (!batched::detail::qr_regs_has(N, St, j, off, n)) continue;
-    for (int l = 0; l < N; ++l) batched::detail::qr_regs_rotate<N, St>(a[l], j, l, g[j]);
-  }
-  if constexpr (St + 1 < 2 * N - 3) regs_model_stage<N, St + 1>(a, off, n);
-}
-
+///        the host: L lanes as a loop, a shuffle from lane g as reading lane
+///        g's encoded rotation, in the kernel's loop order. The host compiler
+///        contracts nothing, so the padded sweep must reproduce the serial
+///        (Sameh-Kuck) path bit for bit: this checks the register indexing,
+///        the cyclic column distribution, the padding and the loop bounds for
+///        1 <= n <= m <= 32.
 template <int N, class T>
 void regs_model(T* p, index_t m, index_t n, index_t ld) {
-  T a[N][N];
+  constexpr int L = batched::detail::qr_regs_lanes<N, T>(), C = N / L;
+  struct regs {
+    T a[C][N];
+  };
+  std::vector<regs> lanes(L);  // on the heap: up to 16 KB
+  const auto lane = [&](int g) -> T(&)[C][N] { return lanes[std::size_t(g)].a; };
   const int off = N - int(m);
-  for (int l = 0; l < N; ++l) batched::detail::qr_regs_load<N>(a[l], l < n ? p + l * ld : nullptr, off);
-  regs_model_stage<N, 0>(a, off, int(n));
-  for (int l = 0; l < N; ++l) batched::detail::qr_regs_store<N>(a[l], l < n ? p + l * ld : nullptr, off);
+  for (int g = 0; g < L; ++g) batched::detail::qr_regs_load<N, C>(lane(g), p, ld, L, g, off, int(n));
+  const int jm = int(batched::detail::qr_jmax(m, n));
+  for (int c = 0; c < C; ++c)
+    for (int g = 0; g < L; ++g) {
+      const int j = c * L + g;
+      if (j > jm) break;
+      for (int r = N - 1; r >= 1; --r) {
+        if (r - off <= j) break;
+        const T z = batched::detail::qr_regs_make<N, C>(lane(g), c, r);
+        for (int lg = 0; lg < L; ++lg) batched::detail::qr_regs_apply<N, C>(lane(lg), c, r, lg, g, z);
+      }
+    }
+  for (int g = 0; g < L; ++g) batched::detail::qr_regs_store<N, C>(lane(g), p, ld, L, g, off, int(n));
 }
 
 template <class T>
@@ -300,7 +305,7 @@ void check_regs_model(index_t m, index_t n, std::uint64_t seed) {
     if (m <= 2) regs_model<2>(p, m, n, a.ld);
     else if (m <= 4) regs_model<4>(p, m, n, a.ld);
     else if (m <= 8) regs_model<8>(p, m, n, a.ld);
-    else if (m <= 16) regs_model<16>(p, m, n, a.ld);  // schedule kept general
+    else if (m <= 16) regs_model<16>(p, m, n, a.ld);
     else regs_model<32>(p, m, n, a.ld);
   }
   CHECK(mod == ref);
@@ -308,7 +313,7 @@ void check_regs_model(index_t m, index_t n, std::uint64_t seed) {
 #endif
 
 #if defined(EMGPU_TEST_CUDA)
-/// @brief The register fast path (qr_factor on CUDA, m <= qr_regs_max) against the
+/// @brief The register fast path (qr_factor on CUDA, m <= qr_regs_limit<T>()) against the
 ///        generic team path (detail::launch with qr_factor_op, forced) on the
 ///        same batch, in both layouts.
 ///
@@ -533,7 +538,8 @@ TEMPLATE_LIST_TEST_CASE("batched QR: argument errors throw invalid_argument", "[
 
 #if defined(EMGPU_TEST_CUDA)
 TEST_CASE("batched QR: CUDA register fast path vs generic path", "[batched][qr][sanitize]") {
-  for (index_t m = 1; m <= batched::detail::qr_regs_max + 1; ++m) {  // + 1: first generic size
+  // + 1: the first generic size of every type (the limit is 8 or 16 by type)
+  for (index_t m = 1; m <= batched::detail::qr_regs_max + 1; ++m) {
     const index_t count = 37;
     const std::uint64_t seed = 9000 + std::uint64_t(m);
     check_fast_vs_generic<complex<double>>(m, m, count, true, seed);
@@ -544,9 +550,10 @@ TEST_CASE("batched QR: CUDA register fast path vs generic path", "[batched][qr][
     if (nr != m) {
       check_fast_vs_generic<complex<double>>(m, nr, count, true, seed + 400);
       check_fast_vs_generic<float>(m, nr, count, false, seed + 500);
+      check_fast_vs_generic<complex<float>>(m, nr, count, true, seed + 600);
     }
   }
-  for (index_t m : {index_t(2), index_t(5), index_t(8)}) {
+  for (index_t m : {index_t(2), index_t(5), index_t(8), index_t(13), index_t(16)}) {
     check_fast_degenerate<complex<double>>(m, m, 9500 + std::uint64_t(m));
     check_fast_degenerate<float>(m, m > 1 ? m - 1 : 1, 9600 + std::uint64_t(m));
   }
@@ -559,6 +566,7 @@ TEST_CASE("batched QR: the CUDA register kernel's schedule, modelled on the host
     for (index_t n = m; n >= 1; n -= (m > 8 ? 3 : 1)) {
       check_regs_model<complex<double>>(m, n, 10000 + std::uint64_t(m * 64 + n));
       check_regs_model<float>(m, n, 20000 + std::uint64_t(m * 64 + n));
+      check_regs_model<double>(m, n, 30000 + std::uint64_t(m * 64 + n));
     }
 }
 #endif

@@ -34,7 +34,7 @@ void qr_factor(const Backend& b, strided_batch_view<T> a) {
   if (a.count == 0 || a.cols == 0) return;
 #if defined(__CUDACC__)
   if constexpr (std::is_same_v<Backend, backend::cuda>)
-    if (a.rows <= detail::qr_regs_max)  // register-resident fast path
+    if (a.rows <= detail::qr_regs_limit<T>())  // register-resident fast path
       return detail::qr_factor_regs<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.cols,
                                        a.ld, a.count, "emgpu::batched::qr_factor");
 #endif
@@ -53,7 +53,7 @@ void qr_factor(const Backend& b, T* const* a_array, index_t m, index_t n, index_
   detail::check_ptr(a_array, true, "qr_factor", "a_array");
 #if defined(__CUDACC__)
   if constexpr (std::is_same_v<Backend, backend::cuda>)
-    if (m <= detail::qr_regs_max)  // register-resident fast path
+    if (m <= detail::qr_regs_limit<T>())  // register-resident fast path
       return detail::qr_factor_regs<T>(b, detail::array_loc<T>{a_array}, m, n, lda, count,
                                        "emgpu::batched::qr_factor");
 #endif

@@ -36,6 +36,24 @@ inline constexpr R givens_fast_lo = sizeof(R) == 4 ? R(0x1p-60) : R(0x1p-480);
 template <class R>
 inline constexpr R givens_fast_hi = sizeof(R) == 4 ? R(0x1p60) : R(0x1p480);
 
+#if defined(__CUDACC__)
+#define EMGPU_GIVENS_COLD __noinline__
+#else
+#define EMGPU_GIVENS_COLD
+#endif
+
+/// givens_make far from 1 (or NaN / Inf): scaled throughout. Out of line on
+/// CUDA: hypot and two divisions inlined at every rotation of the unrolled
+/// register kernel (qr_regs.hpp) made most of its code.
+template <class T>
+EMGPU_HD EMGPU_GIVENS_COLD givens<T> givens_make_scaled(T x, T y) {
+  using R = real_type_t<T>;
+  const R ax = abs_any(x), ay = abs_any(y);
+  const R nrm = hypot_r(ax, ay);
+  const T phase = mul_real(x, R(1) / ax);
+  return {ax / nrm, mul_real(phase * conj_any(y), R(1) / nrm)};
+}
+
 /// Rotation with G [x; y] = [r; 0].
 template <class T>
 EMGPU_HD inline givens<T> givens_make(T x, T y) {
@@ -52,11 +70,7 @@ EMGPU_HD inline givens<T> givens_make(T x, T y) {
     const R w = rsqrt_r(ax2 * (ax2 + ay2));
     return {ax2 * w, mul_real(x * conj_any(y), w)};
   }
-  // Far from 1 (or NaN / Inf): scaled throughout.
-  const R ax = abs_any(x), ay = abs_any(y);
-  const R nrm = hypot_r(ax, ay);
-  const T phase = mul_real(x, R(1) / ax);
-  return {ax / nrm, mul_real(phase * conj_any(y), R(1) / nrm)};
+  return givens_make_scaled(x, y);
 }
 
 // In both branches below |z| (and |s| in encode's second) is within
