@@ -245,11 +245,13 @@ inline void qr_factor_regs(const backend::cuda& b, const Loc& loc, index_t m, in
   static_assert(qr_regs_max == 16, "qr_factor_regs dispatches N = 2 .. 16");
   // Nothing is rotated (m <= 1 or n == 0): the factors are A itself.
   if (count <= 0 || qr_stages(m, n) == 0) return;
+  detail_require(m <= qr_regs_limit<T>(), std::string(name) + ": m above the register path's limit");
   emgpu::detail::device_guard guard(b.device);
   if (m <= 2) qr_regs_launch<2, T>(b, loc, m, n, lda, count, name);
   else if (m <= 4) qr_regs_launch<4, T>(b, loc, m, n, lda, count, name);
   else if (m <= 8) qr_regs_launch<8, T>(b, loc, m, n, lda, count, name);
-  else qr_regs_launch<16, T>(b, loc, m, n, lda, count, name);
+  else if constexpr (qr_regs_limit<T>() >= 16)  // not instantiated where never taken
+    qr_regs_launch<16, T>(b, loc, m, n, lda, count, name);
 }
 
 }  // namespace emgpu::batched::detail
