@@ -50,7 +50,7 @@
 ///     float            n = 16: L = 2 0.491, L = 4 0.398;             team 0.780
 ///                      n = 32: L = 8 4.42,  L = 16 4.45;             team 3.70
 ///
-/// ncu (complex<double>, L = 2 and N = 8 / 16 / 32): 188-234 registers, 8
+/// ncu (complex<double>, N = 8 / 16 / 32 at L = 2 / 8 / 32): 188-234 registers, 8
 /// warps per SM, 70-80 % of cycles with no eligible warp, the top stall the
 /// fixed-latency wait on the FP64 chain make -> encode -> shuffle -> decode ->
 /// apply that every rotation of a column repeats. More lanes per matrix buy
@@ -89,9 +89,10 @@ constexpr index_t qr_regs_limit() {
 }
 
 /// Lanes per matrix for padded size N (see the table above): two columns per
-/// lane up to N = 8; at N = 16 four (float) or two (complex<float>, the
-/// others' choice when modelled); N = 32 (not dispatched; kept for the host
-/// model of the schedule) two.
+/// lane up to N = 8; at N = 16 four columns per lane for float (L = 4), two
+/// for the others (L = 8: complex<float>, and the double types in the host
+/// model); at N = 32 (not dispatched; kept for the host model of the
+/// schedule) two (L = 16).
 template <int N, class T>
 constexpr int qr_regs_lanes() {
   if constexpr (N <= 2) return 1;
