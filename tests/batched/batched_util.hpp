@@ -12,9 +12,10 @@
 #include <type_traits>
 #include <vector>
 
-#include <Eigen/Dense>
+#include <Eigen/Core>
 
 #include "common/backends.hpp"
+#include "common/eigen_ref.hpp"
 #include <emgpu/batched.hpp>
 
 namespace bt {
@@ -83,8 +84,8 @@ MatD<T> make_matrix(index_t m, index_t n, kind k, std::mt19937_64& rng, index_t 
   MatD<T> a = random_d<T>(m, n, rng);
   if (k == kind::singular && n > 0) a.col(zc).setZero();
   if (k == kind::ill && n > 1) {
-    const MatD<T> q1 = Eigen::HouseholderQR<MatD<T>>(random_d<T>(m, m, rng)).householderQ();
-    const MatD<T> q2 = Eigen::HouseholderQR<MatD<T>>(random_d<T>(n, n, rng)).householderQ();
+    const MatD<T> q1 = emgpu_test::ref::householder_q(random_d<T>(m, m, rng));
+    const MatD<T> q2 = emgpu_test::ref::householder_q(random_d<T>(n, n, rng));
     MatD<T> s = MatD<T>::Zero(m, n);
     for (index_t i = 0; i < n; ++i) s(i, i) = std::pow(ill_cond<T>(), -double(i) / double(n - 1));
     a = q1 * s * q2.adjoint();

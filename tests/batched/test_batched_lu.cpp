@@ -449,10 +449,36 @@ TEST_CASE("batched LU: CUDA blocked path (n = 65..128) matches the generic team 
   fast_vs_generic<complex<float>>(128, 37, 9528);
 }
 
+// Shared memory per block of smaller GPUs (A100 163 KB, sm_86/89 99 KB, any
+// device 48 KB): how much of a matrix is staged depends on it, so these run
+// the paths such a GPU takes. complex<double> n = 128 keeps about 48 / 80 /
+// 105 of its columns in global memory (the blocked kernel's leading ones),
+// n = 100 none / 39 / 71; the tile launch of n <= 32 fits fewer matrices per
+// block. Checked against the generic path (same cap) and, independently, by
+// the backward error of check_lu.
+TEST_CASE("batched LU: CUDA paths under the shared memory of smaller GPUs", "[batched][lu]") {
+  for (std::size_t cap : {std::size_t(163) << 10, std::size_t(99) << 10, std::size_t(48) << 10}) {
+    INFO("shared memory capped at " << (cap >> 10) << " KB");
+    const batched::detail::smem_cap_scope scope(cap);
+    for (index_t n : {16, 32, 64, 65, 100, 127, 128}) fast_vs_generic<complex<double>>(n, 11, 8600 + n);
+    fast_vs_generic<float>(128, 11, 8728);
+    check_lu<complex<double>>(backend::cuda{}, 128, 3, 8800);
+    check_lu<complex<double>>(backend::cuda{}, 100, 3, 8801);
+  }
+}
+
 TEST_CASE("batched LU: CUDA blocked path, sizes for compute-sanitizer", "[batched][lu][sanitize]") {
   fast_vs_generic<complex<double>>(65, 6, 8465);
   fast_vs_generic<complex<double>>(99, 6, 8499);
   fast_vs_generic<complex<double>>(128, 6, 8528);  // leading columns in global memory
   fast_vs_generic<float>(70, 6, 9570);
+}
+
+TEST_CASE("batched LU: CUDA paths under a 48 KB shared-memory cap (compute-sanitizer sizes)",
+          "[batched][lu][sanitize]") {
+  const batched::detail::smem_cap_scope scope(std::size_t(48) << 10);
+  fast_vs_generic<complex<double>>(128, 3, 8928);  // 105 columns in global memory
+  fast_vs_generic<complex<double>>(80, 3, 8980);
+  fast_vs_generic<complex<double>>(32, 3, 8932);
 }
 #endif

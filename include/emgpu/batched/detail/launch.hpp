@@ -23,6 +23,7 @@
 #if defined(__CUDACC__)
 #include "../../backend/cuda.hpp"
 #include "../../backend/cuda_check.hpp"
+#include "smem_limit.hpp"
 #endif
 
 namespace emgpu::batched::detail {
@@ -110,8 +111,7 @@ template <class Op>
 inline void launch(const backend::cuda& b, const Op& op, index_t count, const char* name) {
   if (count <= 0) return;
   emgpu::detail::device_guard guard(b.device);
-  int optin = 0;
-  EMGPU_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, b.device));
+  int optin = smem_optin(b.device);
   optin -= 1024;  // room for the kernels' static shared memory
   const std::size_t scratch = align16(op.scratch_bytes());
   const std::size_t want = scratch + op.stage_bytes();

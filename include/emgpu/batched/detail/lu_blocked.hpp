@@ -67,6 +67,7 @@
 #include "../../backend/cuda_check.hpp"
 #include "common.hpp"
 #include "lu_regs.hpp"
+#include "smem_limit.hpp"
 
 namespace emgpu::batched::detail {
 
@@ -511,8 +512,7 @@ inline void lu_blk_launch(const backend::cuda& b, Loc loc, index_t n, index_t ld
   emgpu::detail::device_guard guard(b.device);
   detail_require(count <= index_t(0x7fffffff), std::string(name) + ": batch too large for one grid");
   auto kern = lu_blk_kernel<T, Loc>;
-  int optin = 0;
-  EMGPU_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, b.device));
+  const int optin = smem_optin(b.device);
   cudaFuncAttributes fa{};
   EMGPU_CUDA_CHECK(cudaFuncGetAttributes(&fa, kern));
   const int lds = int(n) | 1;
