@@ -21,6 +21,7 @@
 //                        [--count N]   (GPU: N matrices for every size)
 //                        [--only lu,qr,svd]   (GPU: which factorisations)
 #include <algorithm>
+#include <cmath>
 #include <complex>
 #include <cstdio>
 #include <random>
@@ -281,6 +282,42 @@ void run_gpu(emgpu_bench::report& r, const std::vector<index_t>& sizes) {
     }
     r.add({.name = "svd(U,S,V)", .backend = "cuda", .params = params, .t = t_svd, .metrics = m});
     r.add({.name = "svd(S only)", .backend = "cuda", .params = params, .t = t_sv, .metrics = bw_metrics(t_sv)});
+
+    // QR preconditioning (svd_options::qr_precondition): on the random batch,
+    // and plain vs preconditioned on row-graded matrices D G (d_i =
+    // 10^(-6 i/(n-1)), cond ~1e6), where cyclic Jacobi on A needs ~2.5x the
+    // sweeps (numpy, n = 32: 23-24 against 9 on R^H).
+    batched::svd_options pre;
+    pre.qr_precondition = true;
+    const auto t_pre = timed("emgpu svd(U,S,V) QR-preconditioned", n, count, b.stream, [&] {
+      batched::svd(b, av, d_s.data(), uv, vv, d_info.data(), pre);
+    }, sreps, reset);
+    std::vector<T> hg = h;
+    for (index_t k = 0; k < count; ++k)
+      for (index_t j = 0; j < n; ++j)
+        for (index_t i = 0; i < n; ++i)
+          hg[std::size_t(k * n * n + j * n + i)] *= std::pow(10.0, -6.0 * double(i) / double(n > 1 ? n - 1 : 1));
+    const auto d_g = to_backend(b, std::span<const T>(hg));
+    const auto reset_g = [&] { copy_within(b, d_g.data(), len, d_a.data()); };
+    const auto t_gp = timed("emgpu svd(U,S,V) row-graded", n, count, b.stream, [&] {
+      batched::svd(b, av, d_s.data(), uv, vv, d_info.data());
+    }, sreps, reset_g);
+    const std::vector<int> inf_gp = to_host(b, d_info);
+    const auto t_gq = timed("emgpu svd(U,S,V) row-graded, QR-preconditioned", n, count, b.stream, [&] {
+      batched::svd(b, av, d_s.data(), uv, vv, d_info.data(), pre);
+    }, sreps, reset_g);
+    const std::vector<int> inf_gq = to_host(b, d_info);
+    index_t bad_gp = 0, bad_gq = 0;
+    for (index_t k = 0; k < count; ++k) {
+      bad_gp += inf_gp[std::size_t(k)] != 0;
+      bad_gq += inf_gq[std::size_t(k)] != 0;
+    }
+    r.add({.name = "svd(U,S,V) QR-preconditioned", .backend = "cuda", .params = params, .t = t_pre,
+           .metrics = {{"speedup_vs_plain", t_svd.median_s / t_pre.median_s}}});
+    r.add({.name = "svd(U,S,V) row-graded", .backend = "cuda", .params = params, .t = t_gp,
+           .metrics = {{"not_converged", double(bad_gp)}}});
+    r.add({.name = "svd(U,S,V) row-graded, QR-preconditioned", .backend = "cuda", .params = params, .t = t_gq,
+           .metrics = {{"speedup_vs_plain", t_gp.median_s / t_gq.median_s}, {"not_converged", double(bad_gq)}}});
   }
   (void)cusolverDnDestroy(cs);
   (void)cublasDestroy(cb);
