@@ -292,11 +292,10 @@ void run_gpu(emgpu_bench::report& r, const std::vector<index_t>& sizes) {
     const auto t_pre = timed("emgpu svd(U,S,V) QR-preconditioned", n, count, b.stream, [&] {
       batched::svd(b, av, d_s.data(), uv, vv, d_info.data(), pre);
     }, sreps, reset);
+    std::vector<double> d(static_cast<std::size_t>(n));
+    for (index_t i = 0; i < n; ++i) d[std::size_t(i)] = std::pow(10.0, -6.0 * double(i) / double(n > 1 ? n - 1 : 1));
     std::vector<T> hg = h;
-    for (index_t k = 0; k < count; ++k)
-      for (index_t j = 0; j < n; ++j)
-        for (index_t i = 0; i < n; ++i)
-          hg[std::size_t(k * n * n + j * n + i)] *= std::pow(10.0, -6.0 * double(i) / double(n > 1 ? n - 1 : 1));
+    for (std::size_t e = 0; e < hg.size(); ++e) hg[e] *= d[e % std::size_t(n)];
     const auto d_g = to_backend(b, std::span<const T>(hg));
     const auto reset_g = [&] { copy_within(b, d_g.data(), len, d_a.data()); };
     const auto t_gp = timed("emgpu svd(U,S,V) row-graded", n, count, b.stream, [&] {
