@@ -16,6 +16,7 @@
 #include "detail/launch.hpp"
 #include "detail/lu_core.hpp"
 #include "detail/lu_blocked.hpp"
+#include "detail/lu_mma.hpp"
 #include "detail/lu_regs.hpp"
 
 namespace emgpu::batched {
@@ -40,10 +41,19 @@ void lu_factor(const Backend& b, strided_batch_view<T> a, index_t* ipiv, int* in
   detail::check_ptr(ipiv, a.rows > 0, "lu_factor", "ipiv");
   detail::check_ptr(info, true, "lu_factor", "info");
 #if defined(__CUDACC__)
-  // n <= 64: register-resident kernels (detail/lu_regs.hpp); n = 65..128:
-  // blocked elimination in shared memory (detail/lu_blocked.hpp). Same
-  // pivots and info as the team path, factors equal to rounding.
+  // n <= 64: register-resident kernels (detail/lu_regs.hpp), except
+  // double and complex<double> at n = 17..32: panels plus FP64 tensor-core
+  // updates (detail/lu_mma.hpp); n = 65..128: blocked elimination in shared
+  // memory (detail/lu_blocked.hpp). Same pivots and info as the team path,
+  // factors equal to rounding.
   if constexpr (std::is_same_v<Backend, backend::cuda>) {
+    if constexpr (detail::lu_mma_type<T>) {
+      if (a.rows >= detail::lu_mma_min_n && a.rows <= detail::lu_mma_max_n) {
+        detail::lu_mma_launch<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.ld, ipiv, info,
+                                 a.count, "emgpu::batched::lu_factor");
+        return;
+      }
+    }
     if (a.rows >= 1 && a.rows <= detail::lu_regs_max_n) {
       detail::lu_regs_launch<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.ld, ipiv, info,
                                 a.count, "emgpu::batched::lu_factor");
@@ -81,6 +91,13 @@ void lu_factor(const Backend& b, T* const* a_array, index_t n, index_t lda, inde
   detail::check_ptr(info, true, "lu_factor", "info");
 #if defined(__CUDACC__)
   if constexpr (std::is_same_v<Backend, backend::cuda>) {
+    if constexpr (detail::lu_mma_type<T>) {
+      if (n >= detail::lu_mma_min_n && n <= detail::lu_mma_max_n) {
+        detail::lu_mma_launch<T>(b, detail::array_loc<T>{a_array}, n, lda, ipiv, info, count,
+                                 "emgpu::batched::lu_factor");
+        return;
+      }
+    }
     if (n >= 1 && n <= detail::lu_regs_max_n) {
       detail::lu_regs_launch<T>(b, detail::array_loc<T>{a_array}, n, lda, ipiv, info, count,
                                 "emgpu::batched::lu_factor");

@@ -25,6 +25,7 @@
 
 #include <cuda_runtime.h>
 
+#include "../../backend/cuda_mma.hpp"
 #include "../radiation_kernel.hpp"
 #include "tensor_fragments.hpp"
 
@@ -36,25 +37,7 @@ inline constexpr int tc_obs_per_block = 8 * tc_warps;    // observers per block
 inline constexpr int tc_src_tile = 16;                   // sources per staged tile (multiple of 4)
 static_assert(tc_src_tile % 4 == 0, "sources are coupled in groups of 4");
 
-/// c += A B for one m8n8k4 FP64 fragment triple (layout: tensor_fragments.hpp).
-__device__ __forceinline__ void dmma_m8n8k4(double (&c)[2], double a, double b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
-      : "+d"(c[0]), "+d"(c[1])
-      : "d"(a), "d"(b));
-#else
-  // No DMMA before sm_80: the same product from the same fragments by shuffles.
-  const int lane = int(threadIdx.x & 31), g = lane >> 2, q = lane & 3;
-#pragma unroll
-  for (int kq = 0; kq < 4; ++kq) {
-    const double av = __shfl_sync(0xffffffffu, a, 4 * g + kq);
-    const double b0 = __shfl_sync(0xffffffffu, b, 4 * (2 * q) + kq);
-    const double b1 = __shfl_sync(0xffffffffu, b, 4 * (2 * q + 1) + kq);
-    c[0] = fma(av, b0, c[0]);
-    c[1] = fma(av, b1, c[1]);
-  }
-#endif
-}
+using emgpu::detail::dmma_m8n8k4;  // c += A B, one m8n8k4 FP64 fragment triple
 
 /// Shapes of the tensor kernel's products (template argument; dmma_shape minus automatic).
 enum class tc_shape { m8n8k4, m16n8k4, m16n8k8 };
@@ -84,15 +67,7 @@ __device__ __forceinline__ void dmma_pair(double (&lo)[2], double (&hi)[2], doub
 /// b0, b1 = B[q][g], B[q+4][g]; C as m16n8k4), else as two dmma_pair.
 __device__ __forceinline__ void dmma_pair2(double (&lo)[2], double (&hi)[2], double a0_lo, double a0_hi,
                                            double b0, double a1_lo, double a1_hi, double b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};\n"
-      : "+d"(lo[0]), "+d"(lo[1]), "+d"(hi[0]), "+d"(hi[1])
-      : "d"(a0_lo), "d"(a0_hi), "d"(a1_lo), "d"(a1_hi), "d"(b0), "d"(b1));
-#else
-  dmma_pair<false>(lo, hi, a0_lo, a0_hi, b0);
-  dmma_pair<false>(lo, hi, a1_lo, a1_hi, b1);
-#endif
+  emgpu::detail::dmma_m16n8k8(lo, hi, a0_lo, a0_hi, a1_lo, a1_hi, b0, b1);
 }
 
 /// The coupling held by lane `from` (all 32 lanes take part).
@@ -111,30 +86,9 @@ __device__ __forceinline__ radiation_kernel<double>::coupling shfl_coupling(
   return r;
 }
 
-/// 16 bytes global -> shared without a register round trip (sm_80+); fewer
-/// than 16 source bytes (0 here) fill the rest with zeros.
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, int src_bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned s = unsigned(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes)
-               : "memory");
-#else
-  const double2 v = src_bytes > 0 ? *static_cast<const double2*>(gmem) : double2{0.0, 0.0};
-  *static_cast<double2*>(smem) = v;
-#endif
-}
-__device__ __forceinline__ void cp_async_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-/// Waits until at most N of this thread's committed groups are in flight.
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-#endif
-}
+using emgpu::detail::cp_async16;
+using emgpu::detail::cp_async_commit;
+using emgpu::detail::cp_async_wait;
 
 /// Sources per staged tile of the tensor kernel: two tiles (double buffer)
 /// stay within the 48 KiB of static shared memory for every NT.

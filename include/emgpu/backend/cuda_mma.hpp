@@ -1,0 +1,93 @@
+/// @file
+/// @brief Warp-level FP64 tensor-core product (mma.sync m8n8k4.f64) and
+///        cp.async copies, with equivalent fallbacks before sm_80, shared by
+///        the CUDA kernels that use them (FE-IIEE radiation, batched LU).
+///
+/// Fragments of m8n8k4.f64 (row-major A, column-major B), lane l = 4g + q:
+/// a = A(g, q), b = B(q, g), c = C(g, 2q + i), i = 0, 1.
+#pragma once
+
+#if defined(__CUDACC__)
+
+#include <cuda_runtime.h>
+
+namespace emgpu::detail {
+
+/// @brief c += A B for one 8 x 8 x 4 FP64 fragment triple (all 32 lanes).
+__device__ __forceinline__ void dmma_m8n8k4(double (&c)[2], double a, double b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+      : "+d"(c[0]), "+d"(c[1])
+      : "d"(a), "d"(b));
+#else
+  // No DMMA before sm_80: the same product from the same fragments by shuffles.
+  const int lane = int(threadIdx.x & 31), g = lane >> 2, q = lane & 3;
+#pragma unroll
+  for (int kq = 0; kq < 4; ++kq) {
+    const double av = __shfl_sync(0xffffffffu, a, 4 * g + kq);
+    const double b0 = __shfl_sync(0xffffffffu, b, 4 * (2 * q) + kq);
+    const double b1 = __shfl_sync(0xffffffffu, b, 4 * (2 * q + 1) + kq);
+    c[0] = fma(av, b0, c[0]);
+    c[1] = fma(av, b1, c[1]);
+  }
+#endif
+}
+
+/// @brief Two stacked 8 x 8 x 8 products: lo += A_lo B, hi += A_hi B with
+///        k = 8 (a0 = A_lo(g, q), a1 = A_hi(g, q), a2 = A_lo(g, q + 4),
+///        a3 = A_hi(g, q + 4); b0 = B(q, g), b1 = B(q + 4, g)): one
+///        mma.m16n8k8.f64 on sm_90 (the fewest instructions per product),
+///        else four m8n8k4.
+__device__ __forceinline__ void dmma_m16n8k8(double (&lo)[2], double (&hi)[2], double a0, double a1, double a2,
+                                             double a3, double b0, double b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+d"(lo[0]), "+d"(lo[1]), "+d"(hi[0]), "+d"(hi[1])
+      : "d"(a0), "d"(a1), "d"(a2), "d"(a3), "d"(b0), "d"(b1));
+#else
+  dmma_m8n8k4(lo, a0, b0);
+  dmma_m8n8k4(hi, a1, b0);
+  dmma_m8n8k4(lo, a2, b1);
+  dmma_m8n8k4(hi, a3, b1);
+#endif
+}
+
+/// @brief 16 bytes global -> shared without a register round trip (sm_80+);
+///        fewer than 16 source bytes (0 here) fill the rest with zeros.
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, int src_bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned s = unsigned(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes)
+               : "memory");
+#else
+  const double2 v = src_bytes > 0 ? *static_cast<const double2*>(gmem) : double2{0.0, 0.0};
+  *static_cast<double2*>(smem) = v;
+#endif
+}
+/// @brief 8 bytes global -> shared (sm_80+), else through a register.
+__device__ __forceinline__ void cp_async8(double* smem, const double* gmem) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned s = unsigned(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(s), "l"(gmem) : "memory");
+#else
+  *smem = *gmem;
+#endif
+}
+/// @brief Closes the calling thread's current group of cp.async copies.
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+/// @brief Waits until at most N of this thread's committed groups are in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+}  // namespace emgpu::detail
+
+#endif  // __CUDACC__
