@@ -310,7 +310,10 @@ TEMPLATE_LIST_TEST_CASE("batched LU: all-zero and exactly singular matrices keep
                         "[batched][lu][sanitize]", backends) {
   const TestType b{};
   using T = complex<double>;
-  const index_t n = 5, count = 4;
+  // n = 32: the CUDA panel + tensor-core kernel, whose masked steps must
+  // leave an all-zero matrix and the rest of the batch alone.
+  const index_t n = GENERATE(index_t(5), index_t(32)), count = 4;
+  INFO("n = " << n);
   std::mt19937_64 rng(11);
   batch<T> a(n, n, count);
   a.set(0, random_d<T>(n, n, rng));
@@ -425,6 +428,9 @@ TEST_CASE("batched LU: CUDA register fast path matches the generic team path",
     fast_vs_generic<float>(n, 37, 9000 + n);
   }
   fast_vs_generic<double>(32, 37, 9100);
+  // n = 17..32 in double runs the tensor-core kernel (lu_mma.hpp) as
+  // complex<double> does: a size per panel count and partial panel.
+  for (index_t n : {17, 20, 24, 25, 31}) fast_vs_generic<double>(n, 37, 9300 + n);
   fast_vs_generic<complex<float>>(32, 37, 9200);
   // n = 33..64: the one-block-per-matrix kernel (every size's padding).
   for (index_t n = 33; n <= 64; ++n) {

@@ -3,7 +3,8 @@
 ///        registers: for n <= 32 one row per lane of N lanes (N = next power
 ///        of two >= n); for n = 33..64 one 256-thread block per matrix
 ///        (lu_regs64_kernel, described there). What follows is the n <= 32
-///        kernel.
+///        kernel. lu_factor sends double and complex<double> at
+///        n = 17..32 to lu_mma.hpp instead (faster there).
 ///
 /// The elimination is the one of lu_factor_core (detail/lu_core.hpp), step
 /// for step, with the same pivot choice and info: pivot = largest |re|+|im| in column k over the current
