@@ -8,4 +8,5 @@
 #include "backend/openmp.hpp"
 #include "backend/cuda.hpp"
 #include "backend/cuda_libraries_check.hpp"
+#include "backend/cuda_mma.hpp"
 #include "backend/algorithms.hpp"
