@@ -2,14 +2,15 @@
 /// @brief CUDA batched LU for 17 <= n <= 32 in double and complex<double>:
 ///        one warp per matrix, the matrix in shared memory, panels of 8
 ///        columns factored row-per-lane in registers and the trailing update
-///        done by FP64 tensor-core tiles (mma.m8n8k4.f64).
+///        done by FP64 tensor-core tiles (mma.m16n8k8.f64 on sm_90, m8n8k4
+///        on sm_80-89).
 ///
 /// Why: the register kernel (lu_regs.hpp) applies every rank-1 update to the
 /// whole row at once, ~280 instructions per column step and warp, and is
 /// latency-bound at the 12 warps per SM its 128 data registers a lane
 /// allow. Here a column step touches only the 8 columns of its panel; after
 /// the panel, the unit-lower solve U12 = L11^-1 A12 (one lane per trailing
-/// column) and one product A22 -= L21 U12 per panel (4 real mma per 8 x 8 x 4
+/// column) and one product A22 -= L21 U12 per panel (4 real products per
 /// complex tile) finish the trailing columns. Same shared-memory footprint
 /// per matrix as the register kernel's register footprint, so the same 12
 /// warps per SM, with ~30 % fewer instructions (6 440 against ~9 000 per
@@ -20,7 +21,7 @@
 /// current position; the pivot search, pivot choice, zero-pivot rule and
 /// info are those of lu_factor_core. The blocked update gives every entry
 /// the same updates -l_ik u_kj as the unblocked elimination, summed in a
-/// different order (the tensor core adds 4 products at a time), so the
+/// different order (the tensor core adds 8 products at a time), so the
 /// factors agree with the team path to rounding; a zero pivot's column is
 /// masked out of L21 (the unblocked path skips that step's update).
 ///
