@@ -432,12 +432,14 @@ TEST_CASE("batched LU: CUDA register fast path matches the generic team path",
   // complex<double> does: a size per panel count and partial panel.
   for (index_t n : {17, 20, 24, 25, 31}) fast_vs_generic<double>(n, 37, 9300 + n);
   fast_vs_generic<complex<float>>(32, 37, 9200);
-  // n = 33..64: the one-block-per-matrix kernel (every size's padding).
+  // n = 33..64: the two-warp tensor-core kernel for complex<double> and
+  // double (every size's padding and last-panel width), the
+  // one-block-per-matrix register kernel for the single-precision types.
   for (index_t n = 33; n <= 64; ++n) {
     fast_vs_generic<complex<double>>(n, 37, 8100 + n);
     if (n % 4 == 1 || n == 64) fast_vs_generic<float>(n, 37, 9100 + n);
   }
-  fast_vs_generic<double>(64, 37, 9164);
+  for (index_t n : {33, 40, 47, 56, 64}) fast_vs_generic<double>(n, 37, 9130 + n);
   fast_vs_generic<complex<float>>(47, 37, 9247);
   fast_vs_generic<double>(13, 37, 9113);
   fast_vs_generic<complex<float>>(5, 37, 9205);

@@ -42,17 +42,17 @@ void lu_factor(const Backend& b, strided_batch_view<T> a, index_t* ipiv, int* in
   detail::check_ptr(info, true, "lu_factor", "info");
 #if defined(__CUDACC__)
   // n <= 64: register-resident kernels (detail/lu_regs.hpp), except
-  // double and complex<double> at n = 17..32: panels plus FP64 tensor-core
-  // updates (detail/lu_mma.hpp); n = 65..128: blocked elimination in shared
+  // double and complex<double> at n = 17..64: panels plus FP64 tensor-core
+  // updates (detail/lu_mma.hpp; n > 32 only where the matrix fits the
+  // block's shared memory); n = 65..128: blocked elimination in shared
   // memory (detail/lu_blocked.hpp). Same pivots and info as the team path,
   // factors equal to rounding.
   if constexpr (std::is_same_v<Backend, backend::cuda>) {
     if constexpr (detail::lu_mma_type<T>) {
-      if (a.rows >= detail::lu_mma_min_n && a.rows <= detail::lu_mma_max_n) {
-        detail::lu_mma_launch<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.ld, ipiv, info,
-                                 a.count, "emgpu::batched::lu_factor");
+      if (a.rows >= detail::lu_mma_min_n && a.rows <= detail::lu_mma_max_n &&
+          detail::lu_mma_launch<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.ld, ipiv, info,
+                                   a.count, "emgpu::batched::lu_factor"))
         return;
-      }
     }
     if (a.rows >= 1 && a.rows <= detail::lu_regs_max_n) {
       detail::lu_regs_launch<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.ld, ipiv, info,
@@ -92,11 +92,10 @@ void lu_factor(const Backend& b, T* const* a_array, index_t n, index_t lda, inde
 #if defined(__CUDACC__)
   if constexpr (std::is_same_v<Backend, backend::cuda>) {
     if constexpr (detail::lu_mma_type<T>) {
-      if (n >= detail::lu_mma_min_n && n <= detail::lu_mma_max_n) {
-        detail::lu_mma_launch<T>(b, detail::array_loc<T>{a_array}, n, lda, ipiv, info, count,
-                                 "emgpu::batched::lu_factor");
+      if (n >= detail::lu_mma_min_n && n <= detail::lu_mma_max_n &&
+          detail::lu_mma_launch<T>(b, detail::array_loc<T>{a_array}, n, lda, ipiv, info, count,
+                                   "emgpu::batched::lu_factor"))
         return;
-      }
     }
     if (n >= 1 && n <= detail::lu_regs_max_n) {
       detail::lu_regs_launch<T>(b, detail::array_loc<T>{a_array}, n, lda, ipiv, info, count,

@@ -34,6 +34,7 @@
 
 #if defined(__CUDACC__)
 
+#include <cstddef>
 #include <string>
 #include <type_traits>
 
@@ -43,11 +44,12 @@
 #include "common.hpp"
 #include "lu_blocked.hpp"
 #include "lu_regs.hpp"
+#include "smem_limit.hpp"
 
 namespace emgpu::batched::detail {
 
 constexpr index_t lu_mma_min_n = 17;
-constexpr index_t lu_mma_max_n = 32;
+constexpr index_t lu_mma_max_n = 64;
 constexpr int lu_mma_lds = 34;
 
 /// Whether lu_factor routes n to lu_mma_kernel for scalar type T.
@@ -62,18 +64,20 @@ struct lu_mma_smem {
   int rowof[32];                      // original row at each position k (the U row of step k)
 };
 
-template <class T>
-__device__ __forceinline__ T lu_mma_get(const lu_mma_smem<T>& s, int i, int j) {
-  if constexpr (is_complex_v<T>) return T(s.a[0][j * lu_mma_lds + i], s.a[1][j * lu_mma_lds + i]);
-  else return s.a[0][j * lu_mma_lds + i];
+/// Entry (i, j) of a matrix kept as real / imaginary planes with column
+/// stride LDS (im is not read for real T).
+template <class T, int LDS>
+__device__ __forceinline__ T lu_mma_get(const double* re, const double* im, int i, int j) {
+  if constexpr (is_complex_v<T>) return T(re[j * LDS + i], im[j * LDS + i]);
+  else return re[j * LDS + i];
 }
-template <class T>
-__device__ __forceinline__ void lu_mma_put(lu_mma_smem<T>& s, int i, int j, T v) {
+template <class T, int LDS>
+__device__ __forceinline__ void lu_mma_put(double* re, double* im, int i, int j, T v) {
   if constexpr (is_complex_v<T>) {
-    s.a[0][j * lu_mma_lds + i] = v.real();
-    s.a[1][j * lu_mma_lds + i] = v.imag();
+    re[j * LDS + i] = v.real();
+    im[j * LDS + i] = v.imag();
   } else {
-    s.a[0][j * lu_mma_lds + i] = v;
+    re[j * LDS + i] = v;
   }
 }
 
@@ -105,12 +109,110 @@ __device__ __forceinline__ T lu_mma_div(T a, T z) {
   }
 }
 
+/// U12 = L11^-1 A12 for trailing column j on the panel's pivot rows (one
+/// thread per column); the steps of zmask (zero pivot, k >= n) contribute
+/// nothing, as their update is skipped in the unblocked elimination.
+template <class T, int LDS>
+__device__ __forceinline__ void lu_mma_u12(double* re, double* im, const int* rowof, int j, int k0, int n,
+                                           unsigned zmask) {
+  T x[8];
+#pragma unroll
+  for (int s = 0; s < 8; ++s) {
+    x[s] = T(0);
+    if (k0 + s < n) {  // uniform; a zero pivot's row is still that step's U row
+      const int rs = rowof[k0 + s];
+      T v = lu_mma_get<T, LDS>(re, im, rs, j);
+#pragma unroll
+      for (int t = 0; t < s; ++t)
+        if (!((zmask >> t) & 1u)) v = lu_fnma(v, -lu_mma_get<T, LDS>(re, im, rs, k0 + t), x[t]);
+      x[s] = v;
+      lu_mma_put<T, LDS>(re, im, rs, j, v);
+    }
+  }
+}
+
+/// A22 -= L21 U12 on the FP64 tensor cores for the 32 rows r0..r0+31 of the
+/// calling warp, columns k1..n-1 (in 8-column tiles). Only the rows of
+/// `active` (bit i: row r0 + i still to be eliminated) are stored and L21 is
+/// masked to zero elsewhere: the unblocked path never touches the others.
+/// A fragments: -L(r0 + 8r + q, k0 + 4c + m); B fragments: U(4c + m, 8t + q)
+/// from the pivot rows.
+template <class T, int LDS>
+__device__ __forceinline__ void lu_mma_update(double* re, double* im, const int* rowof, int r0, unsigned active,
+                                              unsigned zmask, int k0, int k1, int n, int lane) {
+  constexpr bool cplx = is_complex_v<T>;
+  const int q = lane / 4, m = lane % 4;  // fragment coordinates
+  double nlr[4][2], nli[4][2];
+#pragma unroll
+  for (int r = 0; r < 4; ++r)
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+      const int i = 8 * r + q, s = 4 * c + m;
+      const bool on = ((active >> i) & 1u) && !((zmask >> s) & 1u);
+      const int o = (k0 + s) * LDS + r0 + i;
+      nlr[r][c] = on ? -re[o] : 0.0;
+      if constexpr (cplx) nli[r][c] = on ? -im[o] : 0.0;
+      else nli[r][c] = 0.0;
+    }
+  int urow[2];
+#pragma unroll
+  for (int c = 0; c < 2; ++c) {
+    const int s = 4 * c + m;
+    // Masked steps read U = 0 too: 0 * Inf would be NaN.
+    urow[c] = ((zmask >> s) & 1u) ? -1 : rowof[k0 + s];
+  }
+#pragma unroll 1
+  for (int jt = k1; jt < n; jt += 8) {
+    double ur[2], ui[2];
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+      const int o = (jt + q) * LDS + urow[c];
+      ur[c] = urow[c] >= 0 ? re[o] : 0.0;
+      if constexpr (cplx) ui[c] = urow[c] >= 0 ? im[o] : 0.0;
+      else ui[c] = 0.0;
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {  // row tiles 2h (lo) and 2h + 1 (hi)
+      if (((active >> (16 * h)) & 0xffffu) == 0u) continue;  // warp-uniform
+      const int o0 = (jt + 2 * m) * LDS + r0 + 16 * h + q, o1 = o0 + LDS;
+      const bool mlo = (active >> (16 * h + q)) & 1u, mhi = (active >> (16 * h + 8 + q)) & 1u;
+      const int rl = 2 * h, rh = 2 * h + 1;
+      double crl[2] = {re[o0], re[o1]}, crh[2] = {re[o0 + 8], re[o1 + 8]};
+      emgpu::detail::dmma_m16n8k8(crl, crh, nlr[rl][0], nlr[rh][0], nlr[rl][1], nlr[rh][1], ur[0], ur[1]);
+      if constexpr (cplx) {  // (cr + i ci) += (nlr + i nli)(ur + i ui)
+        double cil[2] = {im[o0], im[o1]}, cih[2] = {im[o0 + 8], im[o1 + 8]};
+        emgpu::detail::dmma_m16n8k8(crl, crh, nli[rl][0], nli[rh][0], nli[rl][1], nli[rh][1], -ui[0], -ui[1]);
+        emgpu::detail::dmma_m16n8k8(cil, cih, nlr[rl][0], nlr[rh][0], nlr[rl][1], nlr[rh][1], ui[0], ui[1]);
+        emgpu::detail::dmma_m16n8k8(cil, cih, nli[rl][0], nli[rh][0], nli[rl][1], nli[rh][1], ur[0], ur[1]);
+        if (mlo) {
+          im[o0] = cil[0];
+          im[o1] = cil[1];
+        }
+        if (mhi) {
+          im[o0 + 8] = cih[0];
+          im[o1 + 8] = cih[1];
+        }
+      }
+      if (mlo) {
+        re[o0] = crl[0];
+        re[o1] = crl[1];
+      }
+      if (mhi) {
+        re[o0 + 8] = crh[0];
+        re[o1 + 8] = crh[1];
+      }
+    }
+  }
+}
+
 template <class T, class Loc>
 __global__ void __launch_bounds__(32, 12)
     lu_mma_kernel(Loc loc, int n, index_t lda, index_t* ipiv, int* info) {
   static_assert(lu_mma_type<T>);
-  constexpr bool cplx = is_complex_v<T>;
+  constexpr int LDS = lu_mma_lds;
   __shared__ __align__(16) lu_mma_smem<T> sm;
+  double* const re = sm.a[0];
+  double* const im = sm.a[lu_mma_smem<T>::planes - 1];
   const int lane = int(threadIdx.x);
   const unsigned full = 0xffffffffu;
   const index_t mat = index_t(blockIdx.x);
@@ -125,8 +227,8 @@ __global__ void __launch_bounds__(32, 12)
     const double* src = reinterpret_cast<const double*>(base + lane + index_t(j) * lda);  // used when in
 #pragma unroll
     for (int c = 0; c < lu_mma_smem<T>::planes; ++c) {
-      if (in) emgpu::detail::cp_async8(&sm.a[c][j * lu_mma_lds + lane], src + c);
-      else sm.a[c][j * lu_mma_lds + lane] = 0.0;
+      if (in) emgpu::detail::cp_async8(&sm.a[c][j * LDS + lane], src + c);
+      else sm.a[c][j * LDS + lane] = 0.0;
     }
   }
   emgpu::detail::cp_async_commit();
@@ -136,12 +238,11 @@ __global__ void __launch_bounds__(32, 12)
   int pos = lane;
   int mypiv = lane;
   int inf = 0;
-  const int q = lane / 4, m = lane % 4;  // fragment coordinates
 #pragma unroll 1
   for (int k0 = 0; k0 < n; k0 += 8) {
     T p[8];
 #pragma unroll
-    for (int s = 0; s < 8; ++s) p[s] = lu_mma_get(sm, lane, k0 + s);
+    for (int s = 0; s < 8; ++s) p[s] = lu_mma_get<T, LDS>(re, im, lane, k0 + s);
     unsigned zmask = 0u;  // steps of this panel with no update (zero pivot, or k >= n)
 #pragma unroll
     for (int s = 0; s < 8; ++s) {
@@ -190,98 +291,16 @@ __global__ void __launch_bounds__(32, 12)
       if (row && pos == k) sm.rowof[k] = lane;
     }
 #pragma unroll
-    for (int s = 0; s < 8; ++s) lu_mma_put(sm, lane, k0 + s, p[s]);
+    for (int s = 0; s < 8; ++s) lu_mma_put<T, LDS>(re, im, lane, k0 + s, p[s]);
     const int k1 = k0 + 8;  // first trailing column
     // Rows still to be eliminated: their panel entries are L21.
     const unsigned active = __ballot_sync(full, row && pos >= k1);
     __syncwarp();
     if (k1 >= n) break;
 
-    // U12 = L11^-1 A12 on the pivot rows, one lane per trailing column.
-    {
-      const int j = k1 + lane;
-      if (j < n) {
-        T x[8];
-#pragma unroll
-        for (int s = 0; s < 8; ++s) {
-          x[s] = T(0);
-          if (k0 + s < n) {  // uniform; a zero pivot's row is still that step's U row
-            const int rs = sm.rowof[k0 + s];
-            T v = lu_mma_get(sm, rs, j);
-#pragma unroll
-            for (int t = 0; t < s; ++t)
-              if (!((zmask >> t) & 1u)) v = lu_fnma(v, -lu_mma_get(sm, rs, k0 + t), x[t]);
-            x[s] = v;
-            lu_mma_put(sm, rs, j, v);
-          }
-        }
-      }
-    }
+    if (k1 + lane < n) lu_mma_u12<T, LDS>(re, im, sm.rowof, k1 + lane, k0, n, zmask);
     __syncwarp();
-
-    // A22 -= L21 U12 for the active rows (L21 masked to zero elsewhere, and
-    // only active rows stored: the unblocked path never touches the others).
-    // A fragments: -L(8r + q, k0 + 4c + m); B fragments: U(4c + m, 8t + q)
-    // from the pivot rows.
-    double nlr[4][2], nli[4][2];
-#pragma unroll
-    for (int r = 0; r < 4; ++r)
-#pragma unroll
-      for (int c = 0; c < 2; ++c) {
-        const int i = 8 * r + q, s = 4 * c + m;
-        const bool on = ((active >> i) & 1u) && !((zmask >> s) & 1u);
-        const int o = (k0 + s) * lu_mma_lds + i;
-        nlr[r][c] = on ? -sm.a[0][o] : 0.0;
-        nli[r][c] = (cplx && on) ? -sm.a[cplx ? 1 : 0][o] : 0.0;
-      }
-    int urow[2];
-#pragma unroll
-    for (int c = 0; c < 2; ++c) {
-      const int s = 4 * c + m;
-      // Masked steps read U = 0 too: 0 * Inf would be NaN.
-      urow[c] = ((zmask >> s) & 1u) ? -1 : sm.rowof[k0 + s];
-    }
-#pragma unroll 1
-    for (int jt = k1; jt < n; jt += 8) {
-      double ur[2], ui[2];
-#pragma unroll
-      for (int c = 0; c < 2; ++c) {
-        const int o = (jt + q) * lu_mma_lds + urow[c];
-        ur[c] = urow[c] >= 0 ? sm.a[0][o] : 0.0;
-        ui[c] = (cplx && urow[c] >= 0) ? sm.a[cplx ? 1 : 0][o] : 0.0;
-      }
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {  // row tiles 2h (lo) and 2h + 1 (hi)
-        if (((active >> (16 * h)) & 0xffffu) == 0u) continue;  // warp-uniform
-        const int o0 = (jt + 2 * m) * lu_mma_lds + 16 * h + q, o1 = o0 + lu_mma_lds;
-        const bool mlo = (active >> (16 * h + q)) & 1u, mhi = (active >> (16 * h + 8 + q)) & 1u;
-        const int rl = 2 * h, rh = 2 * h + 1;
-        double crl[2] = {sm.a[0][o0], sm.a[0][o1]}, crh[2] = {sm.a[0][o0 + 8], sm.a[0][o1 + 8]};
-        emgpu::detail::dmma_m16n8k8(crl, crh, nlr[rl][0], nlr[rh][0], nlr[rl][1], nlr[rh][1], ur[0], ur[1]);
-        if constexpr (cplx) {  // (cr + i ci) += (nlr + i nli)(ur + i ui)
-          double cil[2] = {sm.a[1][o0], sm.a[1][o1]}, cih[2] = {sm.a[1][o0 + 8], sm.a[1][o1 + 8]};
-          emgpu::detail::dmma_m16n8k8(crl, crh, nli[rl][0], nli[rh][0], nli[rl][1], nli[rh][1], -ui[0], -ui[1]);
-          emgpu::detail::dmma_m16n8k8(cil, cih, nlr[rl][0], nlr[rh][0], nlr[rl][1], nlr[rh][1], ui[0], ui[1]);
-          emgpu::detail::dmma_m16n8k8(cil, cih, nli[rl][0], nli[rh][0], nli[rl][1], nli[rh][1], ur[0], ur[1]);
-          if (mlo) {
-            sm.a[1][o0] = cil[0];
-            sm.a[1][o1] = cil[1];
-          }
-          if (mhi) {
-            sm.a[1][o0 + 8] = cih[0];
-            sm.a[1][o1 + 8] = cih[1];
-          }
-        }
-        if (mlo) {
-          sm.a[0][o0] = crl[0];
-          sm.a[0][o1] = crl[1];
-        }
-        if (mhi) {
-          sm.a[0][o0 + 8] = crh[0];
-          sm.a[0][o1 + 8] = crh[1];
-        }
-      }
-    }
+    lu_mma_update<T, LDS>(re, im, sm.rowof, 0, active, zmask, k0, k1, n, lane);
     __syncwarp();
   }
 
@@ -291,28 +310,177 @@ __global__ void __launch_bounds__(32, 12)
     for (int j0 = 0; j0 < 32; j0 += 8) {
 #pragma unroll
       for (int c = 0; c < 8; ++c)
-        if (j0 + c < n) dst[index_t(j0 + c) * lda] = lu_mma_get(sm, lane, j0 + c);
+        if (j0 + c < n) dst[index_t(j0 + c) * lda] = lu_mma_get<T, LDS>(re, im, lane, j0 + c);
     }
     ipiv[mat * n + lane] = index_t(mypiv);
   }
   if (lane == 0) info[mat] = inf;
 }
 
+/// n = 33..64: two warps per matrix, thread t owning row t (so that a column
+/// step costs what it does at n <= 32 plus one block barrier), the matrix
+/// in dynamic shared memory with column stride lu_mma2_lds (= 2 mod 32, the
+/// bank pattern of lu_mma_lds). Each warp finds its best candidate and
+/// offers that row's panel entries; after the barrier every thread merges
+/// the two offers (lu_winner_beats) and reads the winner's row, so one
+/// barrier per step. Warp w updates its own rows 32w..32w+31 (row tiles
+/// 2w, 2w+1): the next panel reads only rows of its own warp.
+constexpr int lu_mma2_lds = 66;
+
+template <class T>
+struct lu_mma2_tail {
+  T u[2][2][8];              // [step parity][warp] offered row's panel entries
+  lu_warp_winner w[2][2];    // [step parity][warp] the warp's winner
+  int rowof[64];             // original row at each position k
+};
+
+/// Dynamic shared memory of lu_mma2_kernel for an n x n matrix.
+template <class T>
+constexpr std::size_t lu_mma2_bytes(index_t n) {
+  const std::size_t planes = is_complex_v<T> ? 2 : 1;
+  const std::size_t cols = std::size_t((n + 7) / 8 * 8);
+  return planes * cols * lu_mma2_lds * sizeof(double) + sizeof(lu_mma2_tail<T>);
+}
+
+template <class T, class Loc>
+__global__ void __launch_bounds__(64)
+    lu_mma2_kernel(Loc loc, int n, index_t lda, index_t* ipiv, int* info) {
+  static_assert(lu_mma_type<T>);
+  constexpr int LDS = lu_mma2_lds;
+  constexpr int planes = is_complex_v<T> ? 2 : 1;
+  extern __shared__ __align__(16) unsigned char lu_mma2_raw[];
+  const int ncols = (n + 7) / 8 * 8;
+  double* const re = reinterpret_cast<double*>(lu_mma2_raw);
+  double* const im = re + (planes - 1) * ncols * LDS;
+  lu_mma2_tail<T>& tl = *reinterpret_cast<lu_mma2_tail<T>*>(re + planes * ncols * LDS);
+  const int r = int(threadIdx.x), warp = r / 32, lane = r % 32;
+  const unsigned full = 0xffffffffu;
+  const index_t mat = index_t(blockIdx.x);
+  T* const base = loc(mat);
+  const bool row = r < n;
+
+#pragma unroll 4
+  for (int j = 0; j < ncols; ++j) {
+    const bool in = row && j < n;
+    const double* src = reinterpret_cast<const double*>(base + r + index_t(j) * lda);  // used when in
+#pragma unroll
+    for (int c = 0; c < planes; ++c) {
+      double* const dst = (c == 0 ? re : im) + j * LDS + r;
+      if (in) emgpu::detail::cp_async8(dst, src + c);
+      else *dst = 0.0;
+    }
+  }
+  emgpu::detail::cp_async_commit();
+  emgpu::detail::cp_async_wait<0>();
+  __syncthreads();
+
+  int pos = r;
+  int mypiv = r;
+  int inf = 0;
+#pragma unroll 1
+  for (int k0 = 0; k0 < n; k0 += 8) {
+    T p[8];
+#pragma unroll
+    for (int s = 0; s < 8; ++s) p[s] = lu_mma_get<T, LDS>(re, im, r, k0 + s);
+    unsigned zmask = 0u;
+#pragma unroll
+    for (int s = 0; s < 8; ++s) {
+      const int k = k0 + s;
+      if (k >= n) {
+        zmask |= 1u << s;
+        continue;
+      }
+      // Buffers alternate with k: a thread writes parity k & 1 again at step
+      // k + 2, after both warps passed the barrier of step k + 1 and so
+      // finished their reads of step k.
+      const int par = k & 1;
+      lu_warp_winner w = lu_warp_argmax(row && pos >= k, abs1(p[s]), pos);
+      // No comparable candidate here (all NaN or none): offer position k's
+      // row if this warp has it, which lu_factor_core takes when neither warp
+      // has a candidate (a smaller P wins among equal empty keys).
+      if (w.H == 0u) w.P = __ballot_sync(full, row && pos == k) ? unsigned(k) : 0xffffffffu;
+      if (row && pos == int(w.P)) {
+#pragma unroll
+        for (int j = s; j < 8; ++j) tl.u[par][warp][j] = p[j];
+      }
+      if (lane == 0) tl.w[par][warp] = w;
+      __syncthreads();
+      const int ww = lu_winner_beats(tl.w[par][1], tl.w[par][0]) ? 1 : 0;
+      const lu_warp_winner wn = tl.w[par][ww];
+      const int pk = wn.H == 0u ? k : int(wn.P);
+      if (r == k) mypiv = pk;
+      const T* const u = tl.u[par][ww];
+      const T piv = u[s];
+      if (is_zero(piv)) {
+        if (inf == 0) inf = k + 1;
+        zmask |= 1u << s;
+      } else {
+        T uj[8];
+#pragma unroll
+        for (int j = s + 1; j < 8; ++j) uj[j] = u[j];
+        if (pos == pk) pos = k;
+        else if (pos == k) pos = pk;
+        if (row && pos > k) {
+          const T l = lu_mma_div(p[s], piv);
+          const T nl = -l;
+          p[s] = l;
+#pragma unroll
+          for (int j = s + 1; j < 8; ++j) p[j] = lu_fnma(p[j], nl, uj[j]);
+        }
+      }
+      if (row && pos == k) tl.rowof[k] = r;
+    }
+#pragma unroll
+    for (int s = 0; s < 8; ++s) lu_mma_put<T, LDS>(re, im, r, k0 + s, p[s]);
+    const int k1 = k0 + 8;
+    const unsigned active = __ballot_sync(full, row && pos >= k1);
+    __syncthreads();  // panel, rowof and the previous update visible to all
+    if (k1 >= n) break;
+
+    if (k1 + r < n) lu_mma_u12<T, LDS>(re, im, tl.rowof, k1 + r, k0, n, zmask);
+    __syncthreads();  // U12 visible to both warps' updates
+    lu_mma_update<T, LDS>(re, im, tl.rowof, 32 * warp, active, zmask, k0, k1, n, lane);
+    __syncwarp();  // the next panel reads this warp's rows only
+  }
+
+  if (row) {
+    T* const dst = base + pos;
+#pragma unroll 8
+    for (int j = 0; j < n; ++j) dst[index_t(j) * lda] = lu_mma_get<T, LDS>(re, im, r, j);
+    ipiv[mat * n + r] = index_t(mypiv);
+  }
+  if (r == 0) info[mat] = inf;
+}
+
 /// @brief Factors count n x n matrices (lu_mma_min_n <= n <= lu_mma_max_n,
 ///        T double or complex<double>); same contract as lu_factor.
+/// @return false, launching nothing, when n > 32 and the matrix does not
+///         fit the device's shared memory per block (the caller then takes
+///         another path).
 /// @throws invalid_argument for a batch beyond one grid; device_error when
 ///         a CUDA call fails.
 template <class T, class Loc>
-inline void lu_mma_launch(const backend::cuda& b, Loc loc, index_t n, index_t lda, index_t* ipiv, int* info,
+inline bool lu_mma_launch(const backend::cuda& b, Loc loc, index_t n, index_t lda, index_t* ipiv, int* info,
                           index_t count, const char* name) {
-  if (count <= 0) return;
+  if (count <= 0) return true;
   emgpu::detail::device_guard guard(b.device);
   detail_require(count <= index_t(0x7fffffff), std::string(name) + ": batch too large for one grid");
-  // 12 blocks of ~17.8 KB need the largest shared-memory carveout.
-  EMGPU_CUDA_CHECK(cudaFuncSetAttribute(lu_mma_kernel<T, Loc>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                        int(cudaSharedmemCarveoutMaxShared)));
-  lu_mma_kernel<T, Loc><<<unsigned(count), 32u, 0, b.stream>>>(loc, int(n), lda, ipiv, info);
+  if (n <= 32) {
+    // 12 blocks of ~17.8 KB need the largest shared-memory carveout.
+    EMGPU_CUDA_CHECK(cudaFuncSetAttribute(lu_mma_kernel<T, Loc>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                          int(cudaSharedmemCarveoutMaxShared)));
+    lu_mma_kernel<T, Loc><<<unsigned(count), 32u, 0, b.stream>>>(loc, int(n), lda, ipiv, info);
+  } else {
+    const std::size_t bytes = lu_mma2_bytes<T>(n);
+    if (bytes > std::size_t(smem_optin(b.device))) return false;
+    auto kern = lu_mma2_kernel<T, Loc>;
+    EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+    EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                          int(cudaSharedmemCarveoutMaxShared)));
+    kern<<<unsigned(count), 64u, bytes, b.stream>>>(loc, int(n), lda, ipiv, info);
+  }
   emgpu::detail::check_cuda(cudaGetLastError(), name, __FILE__, __LINE__);
+  return true;
 }
 
 }  // namespace emgpu::batched::detail

@@ -104,6 +104,13 @@ __device__ __forceinline__ lu_warp_winner lu_warp_argmax(bool cand, R x, int pos
   return w;
 }
 
+/// Whether winner b beats winner a in the pivot order of lu_warp_argmax
+/// (larger key; on equal keys the smaller position), for merging the
+/// winners of several warps.
+__device__ __forceinline__ bool lu_winner_beats(const lu_warp_winner& b, const lu_warp_winner& a) {
+  return b.H > a.H || (b.H == a.H && (b.L > a.L || (b.L == a.L && b.P < a.P)));
+}
+
 /// The elimination runs in blocks of BW = min(N, 8) columns. Before block b
 /// the row has been rotated left by b*BW, so the block's columns sit at the
 /// static register indices 0..BW-1 and the live trailing columns at
@@ -280,8 +287,7 @@ __global__ void __launch_bounds__(lu_regs64_threads, 2)
         int p;
         {
           const lu_warp_winner w0 = part[0], w1 = part[1];
-          const bool second = w1.H > w0.H || (w1.H == w0.H && (w1.L > w0.L || (w1.L == w0.L && w1.P < w0.P)));
-          const lu_warp_winner& w = second ? w1 : w0;
+          const lu_warp_winner& w = lu_winner_beats(w1, w0) ? w1 : w0;
           p = w.H == 0u ? k : int(w.P);
         }
         if (g == 0 && r == k) mypiv = p;
