@@ -41,11 +41,11 @@ void lu_factor(const Backend& b, strided_batch_view<T> a, index_t* ipiv, int* in
   detail::check_ptr(ipiv, a.rows > 0, "lu_factor", "ipiv");
   detail::check_ptr(info, true, "lu_factor", "info");
 #if defined(__CUDACC__)
-  // n <= 64: register-resident kernels (detail/lu_regs.hpp), except
-  // double and complex<double> at n = 17..64: panels plus FP64 tensor-core
-  // updates (detail/lu_mma.hpp; n > 32 only where the matrix fits the
-  // block's shared memory); n = 65..128: blocked elimination in shared
-  // memory (detail/lu_blocked.hpp). Same pivots and info as the team path,
+  // double and complex<double> at n = 17..128: panels plus FP64 tensor-core
+  // updates (detail/lu_mma.hpp), where the matrix fits the block's shared
+  // memory (n > 32). Otherwise n <= 64: register-resident kernels
+  // (detail/lu_regs.hpp); n = 65..128: blocked elimination in shared memory
+  // (detail/lu_blocked.hpp). Same pivots and info as the team path,
   // factors equal to rounding.
   if constexpr (std::is_same_v<Backend, backend::cuda>) {
     if constexpr (detail::lu_mma_type<T>) {

@@ -49,7 +49,7 @@
 namespace emgpu::batched::detail {
 
 constexpr index_t lu_mma_min_n = 17;
-constexpr index_t lu_mma_max_n = 64;
+constexpr index_t lu_mma_max_n = 128;
 constexpr int lu_mma_lds = 34;
 
 /// Whether lu_factor routes n to lu_mma_kernel for scalar type T.
@@ -317,42 +317,44 @@ __global__ void __launch_bounds__(32, 12)
   if (lane == 0) info[mat] = inf;
 }
 
-/// n = 33..64: two warps per matrix, thread t owning row t (so that a column
-/// step costs what it does at n <= 32 plus one block barrier), the matrix
-/// in dynamic shared memory with column stride lu_mma2_lds (= 2 mod 32, the
-/// bank pattern of lu_mma_lds). Each warp finds its best candidate and
-/// offers that row's panel entries; after the barrier every thread merges
-/// the two offers (lu_winner_beats) and reads the winner's row, so one
-/// barrier per step. Warp w updates its own rows 32w..32w+31 (row tiles
-/// 2w, 2w+1): the next panel reads only rows of its own warp.
-constexpr int lu_mma2_lds = 66;
+/// n = 33..128: W = ceil(n / 32) warps per matrix, thread t owning row t (so
+/// that a column step costs what it does at n <= 32 plus one block
+/// barrier), the matrix in dynamic shared memory with column stride
+/// lu_mma_wlds<W> = 32 W + 2 (= 2 mod 32, the bank pattern of lu_mma_lds).
+/// Each warp finds its best candidate and offers that row's panel entries;
+/// after the barrier every thread merges the W offers (lu_winner_beats) and
+/// reads the winner's row: one barrier per step. Warp w updates its own rows
+/// 32w..32w+31 (row tiles 2w, 2w+1), so the next panel reads only rows of
+/// its own warp.
+template <int W>
+constexpr int lu_mma_wlds = 32 * W + 2;
 
-template <class T>
-struct lu_mma2_tail {
-  T u[2][2][8];              // [step parity][warp] offered row's panel entries
-  lu_warp_winner w[2][2];    // [step parity][warp] the warp's winner
-  int rowof[64];             // original row at each position k
+template <class T, int W>
+struct lu_mma_wtail {
+  T u[2][W][8];            // [step parity][warp] offered row's panel entries
+  lu_warp_winner w[2][W];  // [step parity][warp] the warp's winner
+  int rowof[32 * W];       // original row at each position k
 };
 
-/// Dynamic shared memory of lu_mma2_kernel for an n x n matrix.
-template <class T>
-constexpr std::size_t lu_mma2_bytes(index_t n) {
+/// Dynamic shared memory of lu_mma_wkernel<T, W> for an n x n matrix.
+template <class T, int W>
+constexpr std::size_t lu_mma_wbytes(index_t n) {
   const std::size_t planes = is_complex_v<T> ? 2 : 1;
   const std::size_t cols = std::size_t((n + 7) / 8 * 8);
-  return planes * cols * lu_mma2_lds * sizeof(double) + sizeof(lu_mma2_tail<T>);
+  return planes * cols * std::size_t(lu_mma_wlds<W>) * sizeof(double) + sizeof(lu_mma_wtail<T, W>);
 }
 
-template <class T, class Loc>
-__global__ void __launch_bounds__(64)
-    lu_mma2_kernel(Loc loc, int n, index_t lda, index_t* ipiv, int* info) {
+template <class T, int W, class Loc>
+__global__ void __launch_bounds__(32 * W)
+    lu_mma_wkernel(Loc loc, int n, index_t lda, index_t* ipiv, int* info) {
   static_assert(lu_mma_type<T>);
-  constexpr int LDS = lu_mma2_lds;
+  constexpr int LDS = lu_mma_wlds<W>;
   constexpr int planes = is_complex_v<T> ? 2 : 1;
-  extern __shared__ __align__(16) unsigned char lu_mma2_raw[];
+  extern __shared__ __align__(16) unsigned char lu_mma_wraw[];
   const int ncols = (n + 7) / 8 * 8;
-  double* const re = reinterpret_cast<double*>(lu_mma2_raw);
+  double* const re = reinterpret_cast<double*>(lu_mma_wraw);
   double* const im = re + (planes - 1) * ncols * LDS;
-  lu_mma2_tail<T>& tl = *reinterpret_cast<lu_mma2_tail<T>*>(re + planes * ncols * LDS);
+  lu_mma_wtail<T, W>& tl = *reinterpret_cast<lu_mma_wtail<T, W>*>(re + planes * ncols * LDS);
   const int r = int(threadIdx.x), warp = r / 32, lane = r % 32;
   const unsigned full = 0xffffffffu;
   const index_t mat = index_t(blockIdx.x);
@@ -391,13 +393,13 @@ __global__ void __launch_bounds__(64)
         continue;
       }
       // Buffers alternate with k: a thread writes parity k & 1 again at step
-      // k + 2, after both warps passed the barrier of step k + 1 and so
-      // finished their reads of step k.
+      // k + 2, after every warp passed the barrier of step k + 1 and so
+      // finished its reads of step k.
       const int par = k & 1;
       lu_warp_winner w = lu_warp_argmax(row && pos >= k, abs1(p[s]), pos);
       // No comparable candidate here (all NaN or none): offer position k's
-      // row if this warp has it, which lu_factor_core takes when neither warp
-      // has a candidate (a smaller P wins among equal empty keys).
+      // row if this warp has it, which lu_factor_core takes when no warp has
+      // a candidate (a smaller P wins among equal empty keys).
       if (w.H == 0u) w.P = __ballot_sync(full, row && pos == k) ? unsigned(k) : 0xffffffffu;
       if (row && pos == int(w.P)) {
 #pragma unroll
@@ -405,7 +407,10 @@ __global__ void __launch_bounds__(64)
       }
       if (lane == 0) tl.w[par][warp] = w;
       __syncthreads();
-      const int ww = lu_winner_beats(tl.w[par][1], tl.w[par][0]) ? 1 : 0;
+      int ww = 0;
+#pragma unroll
+      for (int v = 1; v < W; ++v)
+        if (lu_winner_beats(tl.w[par][v], tl.w[par][ww])) ww = v;
       const lu_warp_winner wn = tl.w[par][ww];
       const int pk = wn.H == 0u ? k : int(wn.P);
       if (r == k) mypiv = pk;
@@ -438,7 +443,7 @@ __global__ void __launch_bounds__(64)
     if (k1 >= n) break;
 
     if (k1 + r < n) lu_mma_u12<T, LDS>(re, im, tl.rowof, k1 + r, k0, n, zmask);
-    __syncthreads();  // U12 visible to both warps' updates
+    __syncthreads();  // U12 visible to every warp's update
     lu_mma_update<T, LDS>(re, im, tl.rowof, 32 * warp, active, zmask, k0, k1, n, lane);
     __syncwarp();  // the next panel reads this warp's rows only
   }
@@ -450,6 +455,19 @@ __global__ void __launch_bounds__(64)
     ipiv[mat * n + r] = index_t(mypiv);
   }
   if (r == 0) info[mat] = inf;
+}
+
+template <class T, int W, class Loc>
+inline bool lu_mma_wlaunch(const backend::cuda& b, Loc loc, index_t n, index_t lda, index_t* ipiv, int* info,
+                           index_t count) {
+  const std::size_t bytes = lu_mma_wbytes<T, W>(n);
+  if (bytes > std::size_t(smem_optin(b.device))) return false;
+  auto kern = lu_mma_wkernel<T, W, Loc>;
+  EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+  EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        int(cudaSharedmemCarveoutMaxShared)));
+  kern<<<unsigned(count), unsigned(32 * W), bytes, b.stream>>>(loc, int(n), lda, ipiv, info);
+  return true;
 }
 
 /// @brief Factors count n x n matrices (lu_mma_min_n <= n <= lu_mma_max_n,
@@ -471,13 +489,10 @@ inline bool lu_mma_launch(const backend::cuda& b, Loc loc, index_t n, index_t ld
                                           int(cudaSharedmemCarveoutMaxShared)));
     lu_mma_kernel<T, Loc><<<unsigned(count), 32u, 0, b.stream>>>(loc, int(n), lda, ipiv, info);
   } else {
-    const std::size_t bytes = lu_mma2_bytes<T>(n);
-    if (bytes > std::size_t(smem_optin(b.device))) return false;
-    auto kern = lu_mma2_kernel<T, Loc>;
-    EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
-    EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                          int(cudaSharedmemCarveoutMaxShared)));
-    kern<<<unsigned(count), 64u, bytes, b.stream>>>(loc, int(n), lda, ipiv, info);
+    const bool launched = n <= 64    ? lu_mma_wlaunch<T, 2>(b, loc, n, lda, ipiv, info, count)
+                          : n <= 96 ? lu_mma_wlaunch<T, 3>(b, loc, n, lda, ipiv, info, count)
+                                    : lu_mma_wlaunch<T, 4>(b, loc, n, lda, ipiv, info, count);
+    if (!launched) return false;
   }
   emgpu::detail::check_cuda(cudaGetLastError(), name, __FILE__, __LINE__);
   return true;
