@@ -445,15 +445,18 @@ TEST_CASE("batched LU: CUDA register fast path matches the generic team path",
   fast_vs_generic<complex<float>>(5, 37, 9205);
 }
 
-TEST_CASE("batched LU: CUDA blocked path (n = 65..128) matches the generic team path", "[batched][lu]") {
-  // Every width of the last panel (n mod 8 = 1..7, 0), sizes around the
-  // shared-memory limit of complex<double> (n > ~111 keeps its leading
-  // columns in global memory on Hopper), and the other three types.
+TEST_CASE("batched LU: CUDA paths for n = 65..128 match the generic team path", "[batched][lu]") {
+  // Every width of the last panel (n mod 8 = 1..7, 0) and sizes around the
+  // shared-memory limits of complex<double> on Hopper: up to 112 the
+  // tensor-core kernel (lu_mma.hpp), above it the blocked kernel, which keeps
+  // its leading columns in global memory for n > ~111. double takes the
+  // tensor-core kernel throughout, the single-precision types the blocked one.
   for (index_t n : {65, 66, 67, 68, 69, 70, 71, 72, 79, 96, 100, 111, 112, 113, 120, 127, 128})
     fast_vs_generic<complex<double>>(n, 37, 8300 + std::uint64_t(n));
   fast_vs_generic<float>(100, 37, 9400);
   fast_vs_generic<float>(128, 37, 9428);
   fast_vs_generic<double>(77, 37, 9477);
+  for (index_t n : {80, 97, 112}) fast_vs_generic<double>(n, 37, 9480 + std::uint64_t(n));
   fast_vs_generic<complex<float>>(128, 37, 9528);
 }
 
@@ -475,9 +478,11 @@ TEST_CASE("batched LU: CUDA paths under the shared memory of smaller GPUs", "[ba
   }
 }
 
-TEST_CASE("batched LU: CUDA blocked path, sizes for compute-sanitizer", "[batched][lu][sanitize]") {
-  fast_vs_generic<complex<double>>(65, 6, 8465);
-  fast_vs_generic<complex<double>>(99, 6, 8499);
+TEST_CASE("batched LU: CUDA paths for n = 65..128 at compute-sanitizer sizes", "[batched][lu][sanitize]") {
+  fast_vs_generic<complex<double>>(65, 6, 8465);   // tensor-core kernel, 3 warps
+  fast_vs_generic<complex<double>>(99, 6, 8499);   // tensor-core kernel, 4 warps
+  fast_vs_generic<complex<double>>(120, 6, 8520);  // blocked kernel, fully staged
+  fast_vs_generic<double>(112, 6, 9512);
   fast_vs_generic<complex<double>>(128, 6, 8528);  // leading columns in global memory
   fast_vs_generic<float>(70, 6, 9570);
 }

@@ -150,9 +150,12 @@ __device__ __forceinline__ void lu_mma_update(double* re, double* im, const int*
       const int i = 8 * r + q, s = 4 * c + m;
       const bool on = ((active >> i) & 1u) && !((zmask >> s) & 1u);
       const int o = (k0 + s) * LDS + r0 + i;
-      nlr[r][c] = on ? -re[o] : 0.0;
-      if constexpr (cplx) nli[r][c] = on ? -im[o] : 0.0;
-      else nli[r][c] = 0.0;
+      nlr[r][c] = 0.0;
+      nli[r][c] = 0.0;
+      if (on) {
+        nlr[r][c] = -re[o];
+        if constexpr (cplx) nli[r][c] = -im[o];
+      }
     }
   int urow[2];
 #pragma unroll
@@ -177,10 +180,16 @@ __device__ __forceinline__ void lu_mma_update(double* re, double* im, const int*
       const int o0 = (jt + 2 * m) * LDS + r0 + 16 * h + q, o1 = o0 + LDS;
       const bool mlo = (active >> (16 * h + q)) & 1u, mhi = (active >> (16 * h + 8 + q)) & 1u;
       const int rl = 2 * h, rh = 2 * h + 1;
-      double crl[2] = {re[o0], re[o1]}, crh[2] = {re[o0 + 8], re[o1 + 8]};
+      // Only active rows are read too: rows past n may alias the next
+      // column (lu_mma_wkernel), which another warp may be updating.
+      double crl[2] = {0.0, 0.0}, crh[2] = {0.0, 0.0};
+      if (mlo) crl[0] = re[o0], crl[1] = re[o1];
+      if (mhi) crh[0] = re[o0 + 8], crh[1] = re[o1 + 8];
       emgpu::detail::dmma_m16n8k8(crl, crh, nlr[rl][0], nlr[rh][0], nlr[rl][1], nlr[rh][1], ur[0], ur[1]);
       if constexpr (cplx) {  // (cr + i ci) += (nlr + i nli)(ur + i ui)
-        double cil[2] = {im[o0], im[o1]}, cih[2] = {im[o0 + 8], im[o1 + 8]};
+        double cil[2] = {0.0, 0.0}, cih[2] = {0.0, 0.0};
+        if (mlo) cil[0] = im[o0], cil[1] = im[o1];
+        if (mhi) cih[0] = im[o0 + 8], cih[1] = im[o1 + 8];
         emgpu::detail::dmma_m16n8k8(crl, crh, nli[rl][0], nli[rh][0], nli[rl][1], nli[rh][1], -ui[0], -ui[1]);
         emgpu::detail::dmma_m16n8k8(cil, cih, nlr[rl][0], nlr[rh][0], nlr[rl][1], nlr[rh][1], ui[0], ui[1]);
         emgpu::detail::dmma_m16n8k8(cil, cih, nli[rl][0], nli[rh][0], nli[rl][1], nli[rh][1], ur[0], ur[1]);
@@ -319,36 +328,35 @@ __global__ void __launch_bounds__(32, 12)
 
 /// n = 33..128: W = ceil(n / 32) warps per matrix, thread t owning row t (so
 /// that a column step costs what it does at n <= 32 plus one block
-/// barrier), the matrix in dynamic shared memory with column stride
-/// lu_mma_wlds<W> = 32 W + 2 (= 2 mod 32, the bank pattern of lu_mma_lds).
+/// barrier), the matrix in dynamic shared memory with column stride LDS =
+/// n rounded up to 16, plus 2. LDS = 2 mod 16, as lu_mma_lds: the 16
+/// doubles a half-warp reads of an accumulator tile (rows q, columns 2m
+/// (+1)) fall in 16 distinct 8-byte bank pairs; the smallest such stride
+/// keeps complex<double> n = 80 at two blocks per SM and n = 112 within one.
 /// Each warp finds its best candidate and offers that row's panel entries;
 /// after the barrier every thread merges the W offers (lu_winner_beats) and
 /// reads the winner's row: one barrier per step. Warp w updates its own rows
 /// 32w..32w+31 (row tiles 2w, 2w+1), so the next panel reads only rows of
 /// its own warp.
-template <int W>
-constexpr int lu_mma_wlds = 32 * W + 2;
-
 template <class T, int W>
 struct lu_mma_wtail {
-  T u[2][W][8];            // [step parity][warp] offered row's panel entries
-  lu_warp_winner w[2][W];  // [step parity][warp] the warp's winner
-  int rowof[32 * W];       // original row at each position k
+  T u[2][W][8];                 // [step parity][warp] offered row's panel entries
+  lu_warp_winner w[32 * W][W];  // [step][warp] the warp's winner
+  int rowof[32 * W];            // original row at each position k
 };
 
-/// Dynamic shared memory of lu_mma_wkernel<T, W> for an n x n matrix.
-template <class T, int W>
+/// Dynamic shared memory of lu_mma_wkernel<T, W, LDS> for an n x n matrix.
+template <class T, int W, int LDS>
 constexpr std::size_t lu_mma_wbytes(index_t n) {
   const std::size_t planes = is_complex_v<T> ? 2 : 1;
   const std::size_t cols = std::size_t((n + 7) / 8 * 8);
-  return planes * cols * std::size_t(lu_mma_wlds<W>) * sizeof(double) + sizeof(lu_mma_wtail<T, W>);
+  return planes * cols * std::size_t(LDS) * sizeof(double) + sizeof(lu_mma_wtail<T, W>);
 }
 
-template <class T, int W, class Loc>
+template <class T, int W, int LDS, class Loc>
 __global__ void __launch_bounds__(32 * W)
     lu_mma_wkernel(Loc loc, int n, index_t lda, index_t* ipiv, int* info) {
-  static_assert(lu_mma_type<T>);
-  constexpr int LDS = lu_mma_wlds<W>;
+  static_assert(lu_mma_type<T> && LDS % 16 == 2 && LDS >= 32 * W - 14);
   constexpr int planes = is_complex_v<T> ? 2 : 1;
   extern __shared__ __align__(16) unsigned char lu_mma_wraw[];
   const int ncols = (n + 7) / 8 * 8;
@@ -361,15 +369,18 @@ __global__ void __launch_bounds__(32 * W)
   T* const base = loc(mat);
   const bool row = r < n;
 
+  // Rows r >= n are neither stored nor read (with LDS < 32 W some of them
+  // alias the next column).
+  if (row) {
 #pragma unroll 4
-  for (int j = 0; j < ncols; ++j) {
-    const bool in = row && j < n;
-    const double* src = reinterpret_cast<const double*>(base + r + index_t(j) * lda);  // used when in
+    for (int j = 0; j < ncols; ++j) {
+      const double* src = reinterpret_cast<const double*>(base + r + index_t(j) * lda);  // used when j < n
 #pragma unroll
-    for (int c = 0; c < planes; ++c) {
-      double* const dst = (c == 0 ? re : im) + j * LDS + r;
-      if (in) emgpu::detail::cp_async8(dst, src + c);
-      else *dst = 0.0;
+      for (int c = 0; c < planes; ++c) {
+        double* const dst = (c == 0 ? re : im) + j * LDS + r;
+        if (j < n) emgpu::detail::cp_async8(dst, src + c);
+        else *dst = 0.0;
+      }
     }
   }
   emgpu::detail::cp_async_commit();
@@ -383,7 +394,7 @@ __global__ void __launch_bounds__(32 * W)
   for (int k0 = 0; k0 < n; k0 += 8) {
     T p[8];
 #pragma unroll
-    for (int s = 0; s < 8; ++s) p[s] = lu_mma_get<T, LDS>(re, im, r, k0 + s);
+    for (int s = 0; s < 8; ++s) p[s] = row ? lu_mma_get<T, LDS>(re, im, r, k0 + s) : T(0);
     unsigned zmask = 0u;
 #pragma unroll
     for (int s = 0; s < 8; ++s) {
@@ -392,9 +403,10 @@ __global__ void __launch_bounds__(32 * W)
         zmask |= 1u << s;
         continue;
       }
-      // Buffers alternate with k: a thread writes parity k & 1 again at step
-      // k + 2, after every warp passed the barrier of step k + 1 and so
-      // finished its reads of step k.
+      // The offered rows alternate with k: a thread writes parity k & 1
+      // again at step k + 2, after every warp passed the barrier of step
+      // k + 1 and so finished its reads of step k. The winners (12 bytes a
+      // warp) have a slot per step: no slot is ever rewritten.
       const int par = k & 1;
       lu_warp_winner w = lu_warp_argmax(row && pos >= k, abs1(p[s]), pos);
       // No comparable candidate here (all NaN or none): offer position k's
@@ -405,13 +417,13 @@ __global__ void __launch_bounds__(32 * W)
 #pragma unroll
         for (int j = s; j < 8; ++j) tl.u[par][warp][j] = p[j];
       }
-      if (lane == 0) tl.w[par][warp] = w;
+      if (lane == 0) tl.w[k][warp] = w;
       __syncthreads();
       int ww = 0;
 #pragma unroll
       for (int v = 1; v < W; ++v)
-        if (lu_winner_beats(tl.w[par][v], tl.w[par][ww])) ww = v;
-      const lu_warp_winner wn = tl.w[par][ww];
+        if (lu_winner_beats(tl.w[k][v], tl.w[k][ww])) ww = v;
+      const lu_warp_winner wn = tl.w[k][ww];
       const int pk = wn.H == 0u ? k : int(wn.P);
       if (r == k) mypiv = pk;
       const T* const u = tl.u[par][ww];
@@ -435,8 +447,10 @@ __global__ void __launch_bounds__(32 * W)
       }
       if (row && pos == k) tl.rowof[k] = r;
     }
+    if (row) {
 #pragma unroll
-    for (int s = 0; s < 8; ++s) lu_mma_put<T, LDS>(re, im, r, k0 + s, p[s]);
+      for (int s = 0; s < 8; ++s) lu_mma_put<T, LDS>(re, im, r, k0 + s, p[s]);
+    }
     const int k1 = k0 + 8;
     const unsigned active = __ballot_sync(full, row && pos >= k1);
     __syncthreads();  // panel, rowof and the previous update visible to all
@@ -457,12 +471,12 @@ __global__ void __launch_bounds__(32 * W)
   if (r == 0) info[mat] = inf;
 }
 
-template <class T, int W, class Loc>
+template <class T, int W, int LDS, class Loc>
 inline bool lu_mma_wlaunch(const backend::cuda& b, Loc loc, index_t n, index_t lda, index_t* ipiv, int* info,
                            index_t count) {
-  const std::size_t bytes = lu_mma_wbytes<T, W>(n);
+  const std::size_t bytes = lu_mma_wbytes<T, W, LDS>(n);
   if (bytes > std::size_t(smem_optin(b.device))) return false;
-  auto kern = lu_mma_wkernel<T, W, Loc>;
+  auto kern = lu_mma_wkernel<T, W, LDS, Loc>;
   EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
   EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
                                         int(cudaSharedmemCarveoutMaxShared)));
@@ -489,9 +503,13 @@ inline bool lu_mma_launch(const backend::cuda& b, Loc loc, index_t n, index_t ld
                                           int(cudaSharedmemCarveoutMaxShared)));
     lu_mma_kernel<T, Loc><<<unsigned(count), 32u, 0, b.stream>>>(loc, int(n), lda, ipiv, info);
   } else {
-    const bool launched = n <= 64    ? lu_mma_wlaunch<T, 2>(b, loc, n, lda, ipiv, info, count)
-                          : n <= 96 ? lu_mma_wlaunch<T, 3>(b, loc, n, lda, ipiv, info, count)
-                                    : lu_mma_wlaunch<T, 4>(b, loc, n, lda, ipiv, info, count);
+    // W = ceil(n / 32) warps, LDS = n rounded up to 16, plus 2.
+    const bool launched = n <= 48    ? lu_mma_wlaunch<T, 2, 50>(b, loc, n, lda, ipiv, info, count)
+                          : n <= 64  ? lu_mma_wlaunch<T, 2, 66>(b, loc, n, lda, ipiv, info, count)
+                          : n <= 80  ? lu_mma_wlaunch<T, 3, 82>(b, loc, n, lda, ipiv, info, count)
+                          : n <= 96  ? lu_mma_wlaunch<T, 3, 98>(b, loc, n, lda, ipiv, info, count)
+                          : n <= 112 ? lu_mma_wlaunch<T, 4, 114>(b, loc, n, lda, ipiv, info, count)
+                                     : lu_mma_wlaunch<T, 4, 130>(b, loc, n, lda, ipiv, info, count);
     if (!launched) return false;
   }
   emgpu::detail::check_cuda(cudaGetLastError(), name, __FILE__, __LINE__);
