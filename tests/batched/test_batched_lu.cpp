@@ -163,8 +163,10 @@ long double lu_backward(const MatL<T>& A, const MatL<T>& F, const index_t* p) {
   return nA == 0 ? fro(L * U) : fro(permuted<T>(A, p) - L * U) / (nA * n * eps<T>());
 }
 
-/// The fast paths (public lu_factor, n <= 128: register kernels up to 64,
-/// the blocked shared-memory kernel above) against the generic team path
+/// The fast paths (public lu_factor, n <= 128: register kernels up to 64
+/// and the blocked shared-memory kernel above for the single-precision
+/// types; the tensor-core kernels of lu_mma.hpp for double and
+/// complex<double> from n = 17 where they fit) against the generic team path
 /// (detail::launch of lu_factor_op, what n > 128 runs) on one batch.
 /// Both run the same elimination; they may still round differently (FMA
 /// contraction is up to the compiler), so:
