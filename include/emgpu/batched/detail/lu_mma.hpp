@@ -109,6 +109,35 @@ __device__ __forceinline__ T lu_mma_div(T a, T z) {
   }
 }
 
+/// Column step k (panel column s) once the pivot is known: its position
+/// pk, its value piv and the pivot row's panel entries u[s+1..7]. A zero
+/// pivot sets info and masks the step (no swap, no update, as
+/// lu_factor_core); otherwise the positions swap and a row still to be
+/// eliminated forms its multiplier and updates its panel entries. The row
+/// now at position k (original row `me` of the caller) is recorded.
+template <class T>
+__device__ __forceinline__ void lu_mma_step(T (&p)[8], int s, const T* u, T piv, int k, int pk, bool row, int me,
+                                            int& pos, int& inf, unsigned& zmask, int* rowof) {
+  if (is_zero(piv)) {
+    if (inf == 0) inf = k + 1;
+    zmask |= 1u << s;
+  } else {
+    T uj[8];
+#pragma unroll
+    for (int j = s + 1; j < 8; ++j) uj[j] = u[j];
+    if (pos == pk) pos = k;
+    else if (pos == k) pos = pk;
+    if (row && pos > k) {
+      const T l = lu_mma_div(p[s], piv);
+      const T nl = -l;
+      p[s] = l;
+#pragma unroll
+      for (int j = s + 1; j < 8; ++j) p[j] = lu_fnma(p[j], nl, uj[j]);
+    }
+  }
+  if (row && pos == k) rowof[k] = me;
+}
+
 /// U12 = L11^-1 A12 for trailing column j on the panel's pivot rows (one
 /// thread per column); the steps of zmask (zero pivot, k >= n) contribute
 /// nothing, as their update is skipped in the unblocked elimination.
@@ -280,24 +309,7 @@ __global__ void __launch_bounds__(32, 12)
       }
       const T piv = lu_mma_shfl(p[s], wl);
       __syncwarp();
-      if (is_zero(piv)) {
-        if (inf == 0) inf = k + 1;
-        zmask |= 1u << s;
-      } else {
-        T uj[8];
-#pragma unroll
-        for (int j = s + 1; j < 8; ++j) uj[j] = u[j];
-        if (pos == pk) pos = k;
-        else if (pos == k) pos = pk;
-        if (row && pos > k) {
-          const T l = lu_mma_div(p[s], piv);
-          const T nl = -l;
-          p[s] = l;
-#pragma unroll
-          for (int j = s + 1; j < 8; ++j) p[j] = lu_fnma(p[j], nl, uj[j]);
-        }
-      }
-      if (row && pos == k) sm.rowof[k] = lane;
+      lu_mma_step(p, s, u, piv, k, pk, row, lane, pos, inf, zmask, sm.rowof);
     }
 #pragma unroll
     for (int s = 0; s < 8; ++s) lu_mma_put<T, LDS>(re, im, lane, k0 + s, p[s]);
@@ -428,24 +440,7 @@ __global__ void __launch_bounds__(32 * W)
       if (r == k) mypiv = pk;
       const T* const u = tl.u[par][ww];
       const T piv = u[s];
-      if (is_zero(piv)) {
-        if (inf == 0) inf = k + 1;
-        zmask |= 1u << s;
-      } else {
-        T uj[8];
-#pragma unroll
-        for (int j = s + 1; j < 8; ++j) uj[j] = u[j];
-        if (pos == pk) pos = k;
-        else if (pos == k) pos = pk;
-        if (row && pos > k) {
-          const T l = lu_mma_div(p[s], piv);
-          const T nl = -l;
-          p[s] = l;
-#pragma unroll
-          for (int j = s + 1; j < 8; ++j) p[j] = lu_fnma(p[j], nl, uj[j]);
-        }
-      }
-      if (row && pos == k) tl.rowof[k] = r;
+      lu_mma_step(p, s, u, piv, k, pk, row, r, pos, inf, zmask, tl.rowof);
     }
     if (row) {
 #pragma unroll
