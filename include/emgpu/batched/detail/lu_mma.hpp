@@ -1,9 +1,14 @@
 /// @file
-/// @brief CUDA batched LU for 17 <= n <= 32 in double and complex<double>:
-///        one warp per matrix, the matrix in shared memory, panels of 8
-///        columns factored row-per-lane in registers and the trailing update
-///        done by FP64 tensor-core tiles (mma.m16n8k8.f64 on sm_90, m8n8k4
-///        on sm_80-89).
+/// @brief CUDA batched LU for 17 <= n <= 128 in double and complex<double>
+///        (n > 32 where the matrix fits the block's shared memory):
+///        ceil(n/32) warps per matrix, thread per row, the matrix in shared
+///        memory, panels of 8 columns factored row-per-thread in registers
+///        and the trailing update done by FP64 tensor-core tiles
+///        (mma.m16n8k8.f64 on sm_90, m8n8k4 on sm_80-89).
+///
+/// n <= 32 (lu_mma_kernel, session 10) and n = 33..128 (lu_mma_wkernel,
+/// session 11, described at the kernel) share the column step, the U12
+/// solve and the tensor-core update; the notes below are the n <= 32 design.
 ///
 /// Why: the register kernel (lu_regs.hpp) applies every rank-1 update to the
 /// whole row at once, ~280 instructions per column step and warp, and is
