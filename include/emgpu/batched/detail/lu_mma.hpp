@@ -214,8 +214,8 @@ __device__ __forceinline__ void lu_mma_update(double* re, double* im, const int*
       const int o0 = (jt + 2 * m) * LDS + r0 + 16 * h + q, o1 = o0 + LDS;
       const bool mlo = (active >> (16 * h + q)) & 1u, mhi = (active >> (16 * h + 8 + q)) & 1u;
       const int rl = 2 * h, rh = 2 * h + 1;
-      // Only active rows are read too: rows past n may alias the next
-      // column (lu_mma_wkernel), which another warp may be updating.
+      // Only active rows are read too: their results are the only ones
+      // kept, and lu_mma_wkernel never writes rows past n.
       double crl[2] = {0.0, 0.0}, crh[2] = {0.0, 0.0};
       if (mlo) crl[0] = re[o0], crl[1] = re[o1];
       if (mhi) crh[0] = re[o0 + 8], crh[1] = re[o1 + 8];
