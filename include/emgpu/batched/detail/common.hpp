@@ -114,6 +114,19 @@ struct staged_matrix {
   EMGPU_HD T& operator()(index_t i, index_t j) const { return col(j)[i]; }
 };
 
+/// @brief A matrix wholly in one fast memory, with a 32-bit leading
+///        dimension: the fully staged case on CUDA. staged_matrix chooses
+///        between shared and global memory per column, so the compiler must
+///        make every access a generic one (and its index arithmetic 64-bit);
+///        with this accessor it sees shared-memory loads and stores.
+template <class T>
+struct local_matrix {
+  T* p = nullptr;
+  int ld = 0;
+  EMGPU_HD T* col(index_t j) const { return p + int(j) * ld; }
+  EMGPU_HD T& operator()(index_t i, index_t j) const { return p[int(i) + int(j) * ld]; }
+};
+
 /// Leading dimension used in shared memory: odd, so that threads walking a
 /// row (one column each) hit different banks.
 template <class T>
@@ -153,6 +166,15 @@ struct carver {
     return m;
   }
 };
+
+/// Calls f with x, or with a local_matrix over x's staging area when all
+/// `cols` columns are staged (then f's accesses compile to shared-memory
+/// ones on CUDA: measured in docs/batched.md).
+template <class T, class F>
+EMGPU_HD inline decltype(auto) with_local(const staged_matrix<T>& x, index_t cols, F&& f) {
+  if (x.ns == cols) return f(local_matrix<T>{x.s, int(x.lds)});
+  return f(x);
+}
 
 /// Team-parallel copy of the staged columns global -> shared.
 template <class Team, class T>

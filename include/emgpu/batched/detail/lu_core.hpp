@@ -176,7 +176,7 @@ struct lu_factor_op {
     carver cv{scratch, bytes};
     const staged_matrix<T> m = cv.stage(a(k), n, n, lda);
     stage_in(t, m, n);
-    const int inf = lu_factor_core(t, m, n, ipiv + k * n);
+    const int inf = with_local(m, n, [&](const auto& ma) { return lu_factor_core(t, ma, n, ipiv + k * n); });
     stage_out(t, m, n);
     if (t.rank() == 0) info[k] = inf;
   }
@@ -210,9 +210,11 @@ struct lu_solve_op {
     } else {
       stage_in(t, x, n);
     }
-    apply_pivots(t, ipiv + k * n, n, x, nrhs);
-    unit_lower_solve(t, f, n, x, nrhs);
-    upper_solve(t, f, n, x, nrhs);
+    with_local(x, nrhs, [&](const auto& xa) {
+      apply_pivots(t, ipiv + k * n, n, xa, nrhs);
+      unit_lower_solve(t, f, n, xa, nrhs);
+      upper_solve(t, f, n, xa, nrhs);
+    });
     stage_out(t, x, n);
   }
 };

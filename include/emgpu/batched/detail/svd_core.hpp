@@ -279,8 +279,12 @@ struct svd_op {
     // Without V nothing is staged or written for it.
     const staged_matrix<T> w = want_v ? cv.stage(v(k), n, n, ldv) : staged_matrix<T>{};
     stage_in(t, x, m);
-    const int inf = svd_core(t, x, m, n, sigma + k * n, w, want_v, want_u ? u(k) : (T*)nullptr,
-                             ldu, want_u, tol, max_sweeps, group);
+    const int inf = with_local(x, n, [&](const auto& xa) {
+      return with_local(w, want_v ? n : 0, [&](const auto& wa) {
+        return svd_core(t, xa, m, n, sigma + k * n, wa, want_v, want_u ? u(k) : (T*)nullptr, ldu, want_u,
+                        tol, max_sweeps, group);
+      });
+    });
     if (want_v) stage_out(t, w, n);
     if (t.rank() == 0) info[k] = inf;
   }
