@@ -1,10 +1,14 @@
 /// @file
 /// @brief Batched singular value decomposition A = U S V^H (m x n, m >= n) by
-///        one-sided Jacobi plane rotations, and the thresholded rank CBFM uses.
+///        the QR algorithm (Golub-Kahan-Reinsch: Householder bidiagonalisation,
+///        implicit-shift QR sweeps of plane rotations) or by one-sided Jacobi
+///        plane rotations, and the thresholded rank CBFM uses.
 ///
-/// Thin U (m x n), V (n x n), singular values in descending order. One-sided
-/// Jacobi is as accurate as the QR algorithm (better for small singular
-/// values of graded matrices) and parallelises over disjoint column pairs.
+/// Thin U (m x n), V (n x n), singular values in descending order. Both
+/// methods are backward stable (sigma within a small multiple of eps ||A||);
+/// the QR algorithm needs several times fewer flops, one-sided Jacobi also
+/// gets the small singular values of graded matrices to high relative
+/// accuracy and parallelises over disjoint column pairs.
 #pragma once
 
 #include <limits>
@@ -14,14 +18,32 @@
 #include "../core/matrix_view.hpp"
 #include "detail/launch.hpp"
 #include "detail/svd_core.hpp"
+#include "detail/svd_gk.hpp"
 #include "detail/svd_regs.hpp"
 #include "lu.hpp"
 #include "qr.hpp"
 
 namespace emgpu::batched {
 
-/// @brief Convergence controls of svd().
+/// @brief The algorithm svd() runs.
+enum class svd_method {
+  /// The faster one for the backend and size (docs/batched.md): one-sided
+  /// Jacobi in registers on CUDA for m <= 16, the QR algorithm otherwise.
+  automatic,
+  /// Golub-Kahan-Reinsch: A = Q_L B Q_R^H (Householder, B real bidiagonal),
+  /// implicit-shift QR sweeps on B (Wilkinson shift, zero-diagonal chase),
+  /// their rotations accumulated into U and V. Stops (info = 1) after LAPACK's
+  /// 6 n^2 inner steps; tol and max_sweeps do not apply.
+  qr,
+  /// One-sided (Hestenes) Jacobi, controlled by tol and max_sweeps below.
+  /// Small singular values of graded matrices to high relative accuracy.
+  jacobi
+};
+
+/// @brief Algorithm and convergence controls of svd().
 struct svd_options {
+  /// Which algorithm; see svd_method.
+  svd_method method = svd_method::automatic;
   /// Columns p, q count as orthogonal when |a_p^H a_q| <= tol ||a_p|| ||a_q||.
   /// 0 selects sqrt(m) * epsilon of the real type (LAPACK gesvj's default).
   double tol = 0;
@@ -72,6 +94,53 @@ struct svd_pad_op {
 };
 }  // namespace detail
 
+namespace detail {
+/// svd() after validation and QR preconditioning: picks the method and
+/// launches it. flip_u: the QR method moves the sign of a negative d_j into
+/// U's column rather than V's (the preconditioned path asks for it, so that
+/// its V, the inner U, does not depend on whether U is wanted).
+template <class Backend, class T>
+void svd_run(const Backend& b, strided_batch_view<T> a, real_type_t<T>* sigma, strided_batch_view<T> u,
+             strided_batch_view<T> v, int* info, emgpu::batched::svd_method method, real_type_t<T> tol, int sweeps,
+             bool flip_u) {
+  const index_t m = a.rows, n = a.cols, count = a.count;
+  const bool want_u = u.data != nullptr, want_v = v.data != nullptr;
+  using L = strided_loc<T>;
+  bool jacobi = method == emgpu::batched::svd_method::jacobi;
+#if defined(__CUDACC__)
+  if constexpr (std::is_same_v<Backend, backend::cuda>)
+    if (method == emgpu::batched::svd_method::automatic && m <= svd_regs_max_m) jacobi = true;
+#endif
+  if (!jacobi) {
+    const svd_gk_op<T, L, L, L> op{{a.data, a.stride}, m,      n,      a.ld,   sigma,
+                                   {u.data, u.stride}, u.ld,   want_u, {v.data, v.stride},
+                                   v.ld,               want_v, flip_u, info,   svd_gk_team(m, n)};
+    launch(b, op, count, "emgpu::batched::svd");
+    return;
+  }
+  int group = 1, team = 2;
+  svd_shape(m, n, group, team);
+#if defined(__CUDACC__)
+  // m <= 16: one column per lane in registers (detail/svd_regs.hpp), the
+  // same sweeps as the generic path.
+  if constexpr (std::is_same_v<Backend, backend::cuda>) {
+    if (n >= 1 && m <= svd_regs_max_m) {
+      svd_regs_launch<T>(b, L{a.data, a.stride}, m, n, a.ld, sigma, L{u.data, u.stride}, u.ld, want_u,
+                                 L{v.data, v.stride}, v.ld, want_v, info, tol, sweeps, count,
+                                 "emgpu::batched::svd");
+      return;
+    }
+  }
+#endif
+  const svd_op<T, L, L, L> op{{a.data, a.stride}, m,      n,   a.ld,   sigma,
+                                      {u.data, u.stride}, u.ld,   want_u,
+                                      {v.data, v.stride}, v.ld,   want_v,
+                                      info,               tol,    sweeps,
+                                      group,              team};
+  launch(b, op, count, "emgpu::batched::svd");
+}
+}  // namespace detail
+
 /// @brief A_k = U_k diag(sigma_k) V_k^H for every matrix of the batch.
 /// @tparam Backend serial, openmp or cuda.
 /// @tparam T float, double, complex<float> or complex<double>.
@@ -82,8 +151,10 @@ struct svd_pad_op {
 ///              for exactly zero singular values are completed to an
 ///              orthonormal set. Must not alias a.
 /// @param v     n x n per matrix, or v.data == nullptr when not wanted.
-/// @param info  count entries: 0, or 1 when max_sweeps sweeps did not converge
-///              (sigma, U, V are then the last iterate's).
+/// @param info  count entries: 0, or 1 when the iteration did not converge
+///              (Jacobi: within max_sweeps sweeps; QR: within 6 n^2 steps, or
+///              the matrix holds NaN / Inf); sigma, U, V are then the last
+///              iterate's.
 /// @throws invalid_argument for negative sizes, m < n, ld too small,
 ///         mismatched counts, null sigma/info, aliasing, tol < 0, max_sweeps < 0.
 /// @throws device_error when a CUDA call fails.
@@ -121,43 +192,21 @@ void svd(const Backend& b, strided_batch_view<T> a, real_type_t<T>* sigma, strid
     qr_factor(b, a);
     auto x = make_vector<T>(b, count * n * n);
     for_each_index(b, n * n, count, detail::svd_rh_op<T>{a.data, a.ld, a.stride, x.data(), n});
-    svd_options inner = opt;
-    inner.qr_precondition = false;
-    if (opt.tol == 0) inner.tol = double(tol);  // the bound for columns of m entries
-    if (opt.max_sweeps == 0) inner.max_sweeps = sweeps;
+    // The inner call keeps the tolerance for columns of m entries.
     const strided_batch_view<T> xv{x.data(), n, n, n, n * n, count};
     const strided_batch_view<T> none{nullptr, n, n, n, 0, count};
     if (!want_u) {
-      svd(b, xv, sigma, want_v ? v : none, none, info, inner);
+      detail::svd_run(b, xv, sigma, want_v ? v : none, none, info, opt.method, tol, sweeps, true);
       return;
     }
     auto jm = make_vector<T>(b, count * n * n);
-    svd(b, xv, sigma, want_v ? v : none, strided_batch_view<T>{jm.data(), n, n, n, n * n, count}, info, inner);
+    detail::svd_run(b, xv, sigma, want_v ? v : none, strided_batch_view<T>{jm.data(), n, n, n, n * n, count}, info,
+                    opt.method, tol, sweeps, true);
     for_each_index(b, m * n, count, detail::svd_pad_op<T>{jm.data(), n, u.data, m, u.ld, u.stride});
     apply_q(b, strided_batch_view<const T>{a.data, m, n, a.ld, a.stride, count}, u);
     return;
   }
-  int group = 1, team = 2;
-  detail::svd_shape(m, n, group, team);
-  using L = detail::strided_loc<T>;
-#if defined(__CUDACC__)
-  // m <= 16: one column per lane in registers (detail/svd_regs.hpp), the
-  // same sweeps as the generic path.
-  if constexpr (std::is_same_v<Backend, backend::cuda>) {
-    if (n >= 1 && m <= detail::svd_regs_max_m) {
-      detail::svd_regs_launch<T>(b, L{a.data, a.stride}, m, n, a.ld, sigma, L{u.data, u.stride}, u.ld, want_u,
-                                 L{v.data, v.stride}, v.ld, want_v, info, tol, sweeps, count,
-                                 "emgpu::batched::svd");
-      return;
-    }
-  }
-#endif
-  const detail::svd_op<T, L, L, L> op{{a.data, a.stride}, m,      n,   a.ld,   sigma,
-                                      {u.data, u.stride}, u.ld,   want_u,
-                                      {v.data, v.stride}, v.ld,   want_v,
-                                      info,               tol,    sweeps,
-                                      group,              team};
-  detail::launch(b, op, count, "emgpu::batched::svd");
+  detail::svd_run(b, a, sigma, u, v, info, opt.method, tol, sweeps, false);
 }
 
 /// @brief rank[k] = number of sigma[k*n + j] > tau * max_j sigma[k*n + j].

@@ -69,6 +69,34 @@ EMGPU_HD inline R hypot_r(R x, R y) {
 #endif
 }
 
+/// x 2^e (exact unless the result over- or underflows) and the binary
+/// exponent of x (x = f 2^e, |f| in [1/2, 1)), on host and device.
+template <class R>
+EMGPU_HD inline R ldexp_r(R x, int e) {
+#if EMGPU_DEVICE_CODE
+  return ::ldexp(x, e);
+#else
+  return std::ldexp(x, e);
+#endif
+}
+template <class R>
+EMGPU_HD inline int exponent_r(R x) {
+  int e = 0;
+#if EMGPU_DEVICE_CODE
+  (void)::frexp(x, &e);
+#else
+  (void)std::frexp(x, &e);
+#endif
+  return e;
+}
+
+/// Real part that also accepts real scalars.
+template <class T>
+EMGPU_HD inline real_type_t<T> real_part(T x) {
+  if constexpr (is_complex_v<T>) return x.real();
+  else return x;
+}
+
 template <class T>
 EMGPU_HD inline T mul_real(T x, real_type_t<T> r) {
   if constexpr (is_complex_v<T>) return T(x.real() * r, x.imag() * r);

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <type_traits>
 
 #include "common.hpp"
 
@@ -111,6 +112,47 @@ EMGPU_HD void complete_null_columns(T* u, index_t ldu, index_t m, index_t n, con
   }
 }
 
+/// @brief Selection sort of sigma (descending) in which the columns of A
+///        (when move_a) and V (when want_v) move with their singular value;
+///        shared by the Jacobi and the Golub-Kahan cores. Ends with a team
+///        barrier. NaN is never selected, so the sort always ends.
+template <class Team, class MatA, class MatV, class R>
+EMGPU_HD void sort_singular(const Team& t, const MatA& a, index_t m, bool move_a, const MatV& v, index_t n,
+                            bool want_v, R* sigma) {
+  using T = std::remove_cvref_t<decltype(a(0, 0))>;
+  for (index_t i = 0; i + 1 < n; ++i) {
+    R best = R(-1);
+    index_t p = i;
+    for (index_t j = i + t.rank(); j < n; j += t.size())
+      if (sigma[j] > best) {
+        best = sigma[j];
+        p = j;
+      }
+    t.argmax(best, p);
+    if (p == i) continue;
+    const index_t rows = m > n ? m : n;
+    team_for(t, rows, [&](index_t r) {
+      if (move_a && r < m) {
+        const T tmp = a(r, i);
+        a(r, i) = a(r, p);
+        a(r, p) = tmp;
+      }
+      if (want_v && r < n) {
+        const T tmp = v(r, i);
+        v(r, i) = v(r, p);
+        v(r, p) = tmp;
+      }
+      if (r == 0) {
+        const R tmp = sigma[i];
+        sigma[i] = sigma[p];
+        sigma[p] = tmp;
+      }
+    });
+    t.sync();
+  }
+  t.sync();
+}
+
 /// @return 0 when converged within max_sweeps, 1 otherwise. sigma must hold n.
 template <class Team, class MatA, class MatV, class T>
 EMGPU_HD int svd_core(const Team& t, const MatA& a, index_t m, index_t n,
@@ -186,37 +228,7 @@ EMGPU_HD int svd_core(const Team& t, const MatA& a, index_t m, index_t n,
   });
   t.sync();
 
-  // Selection sort, descending; columns of A and V move with their sigma.
-  for (index_t i = 0; i + 1 < n; ++i) {
-    R best = R(-1);
-    index_t p = i;
-    for (index_t j = i + t.rank(); j < n; j += t.size())
-      if (sigma[j] > best) {
-        best = sigma[j];
-        p = j;
-      }
-    t.argmax(best, p);
-    if (p == i) continue;
-    const index_t rows = m > n ? m : n;
-    team_for(t, rows, [&](index_t r) {
-      if (r < m) {
-        const T tmp = a(r, i);
-        a(r, i) = a(r, p);
-        a(r, p) = tmp;
-      }
-      if (want_v && r < n) {
-        const T tmp = v(r, i);
-        v(r, i) = v(r, p);
-        v(r, p) = tmp;
-      }
-      if (r == 0) {
-        const R tmp = sigma[i];
-        sigma[i] = sigma[p];
-        sigma[p] = tmp;
-      }
-    });
-    t.sync();
-  }
+  sort_singular(t, a, m, true, v, n, want_v, sigma);
 
   if (want_u) {
     team_for_2d(t, m, n, [&](index_t i, index_t j) {
