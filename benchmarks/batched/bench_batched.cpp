@@ -130,6 +130,31 @@ double lu_check(const std::vector<T>& a0, const std::vector<T>& lu, const int* p
   return worst;
 }
 
+/// SVD accuracy over the first few matrices of a batch, as the tests bound
+/// it (each <= 10 passes): max |sigma_j - sigma_ref_j| / (n eps sigma_ref_0)
+/// against Eigen's JacobiSVD, ||A - U S V^H||_F / (||A||_F n eps), and
+/// ||U^H U - I||_F, ||V^H V - I||_F over n eps.
+metrics_t svd_check(const backend::cuda& b, const std::vector<T>& a0, const device_vector<double>& d_s,
+                    const device_vector<T>& d_u, const device_vector<T>& d_v, index_t n, index_t nmat) {
+  using M = Eigen::Matrix<std::complex<double>, Eigen::Dynamic, Eigen::Dynamic>;
+  const std::vector<double> s = to_host(b, d_s);
+  const std::vector<T> u = to_host(b, d_u), v = to_host(b, d_v);
+  const double ne = double(n) * 2.220446e-16;
+  double e_sig = 0, e_rec = 0, e_u = 0, e_v = 0;
+  for (index_t k = 0; k < nmat; ++k) {
+    const Eigen::Map<const M> A(as_std(a0.data() + k * n * n), n, n), U(as_std(u.data() + k * n * n), n, n),
+        V(as_std(v.data() + k * n * n), n, n);
+    const Eigen::Map<const Eigen::VectorXd> S(s.data() + k * n, n);
+    const Eigen::VectorXd ref = Eigen::JacobiSVD<M>(A).singularValues();
+    e_sig = std::max(e_sig, (S - ref).cwiseAbs().maxCoeff() / (ne * ref(0)));
+    e_rec = std::max(e_rec, (A - U * S.asDiagonal() * V.adjoint()).norm() / (A.norm() * ne));
+    e_u = std::max(e_u, (U.adjoint() * U - M::Identity(n, n)).norm() / ne);
+    e_v = std::max(e_v, (V.adjoint() * V - M::Identity(n, n)).norm() / ne);
+  }
+  return {{"sigma_err_over_n_eps", e_sig}, {"residual_over_n_eps", e_rec}, {"orth_u_over_n_eps", e_u},
+          {"orth_v_over_n_eps", e_v}};
+}
+
 void run_gpu(emgpu_bench::report& r, const std::vector<index_t>& sizes) {
   backend::cuda b{};
   cublasHandle_t cb;
@@ -258,6 +283,7 @@ void run_gpu(emgpu_bench::report& r, const std::vector<index_t>& sizes) {
     }, sreps, reset);
     auto m = bw_metrics(t_svd);
     m.push_back({"not_converged", double(bad)});
+    for (const auto& x : svd_check(b, h, d_s, d_u, d_v, n, 16)) m.push_back(x);
     if (n <= 32) {  // cuSOLVER's batched Jacobi SVD stops at 32
       gesvdjInfo_t par;
       BENCH_CUSOLVER(cusolverDnCreateGesvdjInfo(&par));
@@ -294,9 +320,10 @@ void run_gpu(emgpu_bench::report& r, const std::vector<index_t>& sizes) {
       const std::vector<int> inf_m = to_host(b, d_info);
       index_t bad_m = 0;
       for (int x : inf_m) bad_m += x != 0;
+      metrics_t mm = {{"time_vs_default", t_m.median_s / t_svd.median_s}, {"not_converged", double(bad_m)}};
+      for (const auto& x : svd_check(b, h, d_s, d_u, d_v, n, 16)) mm.push_back(x);
       r.add({.name = is_qr ? "svd(U,S,V) method qr" : "svd(U,S,V) method jacobi", .backend = "cuda",
-             .params = params, .t = t_m,
-             .metrics = {{"time_vs_default", t_m.median_s / t_svd.median_s}, {"not_converged", double(bad_m)}}});
+             .params = params, .t = t_m, .metrics = mm});
     }
 
     // QR preconditioning (svd_options::qr_precondition) of one-sided Jacobi:
@@ -349,12 +376,14 @@ emgpu_bench::stats time_cpu(const B& b, const std::vector<T>& h, index_t n, inde
   std::vector<double> s(static_cast<std::size_t>(n * count));
   std::vector<T> u(h.size()), v(h.size());
   const strided_batch_view<T> av{a.data(), n, n, n, n * n, count};
+  batched::svd_options o;  // op 2: the default (automatic), op 3: one-sided Jacobi
+  if (op == 3) o.method = batched::svd_method::jacobi;
   return emgpu_bench::time_host([&] {
     if (op == 0) batched::lu_factor(b, av, piv.data(), info.data());
     else if (op == 1) batched::qr_factor(b, av);
     else
       batched::svd(b, av, s.data(), strided_batch_view<T>{u.data(), n, n, n, n * n, count},
-                   strided_batch_view<T>{v.data(), n, n, n, n * n, count}, info.data());
+                   strided_batch_view<T>{v.data(), n, n, n, n * n, count}, info.data(), o);
   }, 1, reps, [&] { std::copy(h.begin(), h.end(), a.begin()); });
 }
 
@@ -380,8 +409,11 @@ void run_cpu(emgpu_bench::report& r, const std::vector<index_t>& sizes) {
   const char* enames[3] = {"eigen PartialPivLU", "eigen HouseholderQR", "eigen JacobiSVD"};
   for (index_t n : sizes) {
     for (int op = 0; op < 3; ++op) {
-      // Work per call about 1e8 flops (SVD: 1e9 / sweeps), smaller with --quick.
-      const double work = (op == 2 ? 30.0 : 1.0) * 8.0 * double(n) * n * n;
+      // Batches sized to about the same time per call for the three (the SVD,
+      // QR method with U and V, took 7-14x an LU of the same size at
+      // n = 8..64 in serial emgpu on the development machine, 2026-11-25);
+      // smaller with --quick.
+      const double work = (op == 2 ? 10.0 : 1.0) * 8.0 * double(n) * n * n;
       index_t count = index_t(std::max(16.0, (r.quick() ? 2e7 : 2e8) / work));
       const std::vector<T> h = random_batch(n, count);
       const std::vector<std::pair<std::string, double>> params = {{"n", double(n)}, {"count", double(count)},
@@ -405,6 +437,11 @@ void run_cpu(emgpu_bench::report& r, const std::vector<index_t>& sizes) {
       r.add({.name = names[op], .backend = "openmp", .params = params, .t = to,
              .metrics = {{"speedup_vs_serial", sp}, {"target", 1.8}, {"meets_target", sp >= 1.8 ? 1.0 : 0.0}}});
       r.add({.name = enames[op], .backend = "vendor", .params = params, .t = te, .metrics = {}});
+      if (op == 2) {  // the other SVD method, serial, beside the default
+        const auto tj = time_cpu(s, h, n, count, 3, 3);
+        r.add({.name = "svd(U,S,V) method jacobi", .backend = "serial", .params = params, .t = tj,
+               .metrics = {{"time_vs_default", tj.median_s / ts.median_s}}});
+      }
     }
   }
 }

@@ -541,11 +541,14 @@ struct svd_gk_op {
   }
 };
 
-/// Team size of svd_gk_op: a power of two covering the larger dimension
-/// (one row of U and one of V per thread when m = n), 2..256.
+/// Team size of svd_gk_op: one warp up to 32 rows, else a block of a power
+/// of two covering the larger dimension (one row of U and one of V per
+/// thread when m = n), at most 256. Only these two team types: every team
+/// type instantiates the core once per staging layout and element type,
+/// and the CUDA test sources' compile time grows with each.
 inline int svd_gk_team(index_t m, index_t n) {
   const index_t big = m > n ? m : n;
-  int t = 2;
+  int t = 32;
   while (t < 256 && t < big) t *= 2;
   return t;
 }
