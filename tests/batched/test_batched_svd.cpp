@@ -335,6 +335,30 @@ TEMPLATE_LIST_TEST_CASE("batched SVD: QR method, NaN / Inf give info = 1 alone; 
   check_svd_extremes<double>(b, 7, 7, {0, -1000, 1000}, 1301);
   check_svd_extremes<float>(b, 9, 5, {0, -100, 100}, 1302);
   check_svd_extremes<complex<float>>(b, 33, 33, {0, -100, 100}, 1303);
+
+  // A complex diagonal entry whose |.|^2 underflows next to an entry of 1
+  // (regression: the reflector divided by a zero beta and gave NaN): any
+  // value in [0, 2^-500] is within the bound for sigma_2 here.
+  using T = complex<double>;
+  batch<T> a(2, 2, 1);
+  MatD<T> x = MatD<T>::Zero(2, 2);
+  x(0, 0) = 1.0;
+  x(1, 1) = std::complex<double>(1e-170, 1e-170);
+  a.set(0, x);
+  batch<T> u(2, 2, 1), v(2, 2, 1);
+  auto d_a = up(b, a.h), d_u = up(b, u.h), d_v = up(b, v.h);
+  auto d_s = make_vector<double>(b, 2);
+  auto d_info = make_vector<int>(b, 1);
+  batched::svd(b, a.view(d_a.data()), d_s.data(), u.view(d_u.data()), v.view(d_v.data()), d_info.data(),
+               with_method(batched::svd_method::qr));
+  const std::vector<double> s = down(b, d_s);
+  CHECK(down(b, d_info)[0] == 0);
+  CHECK(s[0] == 1.0);
+  CHECK(s[1] >= 0.0);
+  CHECK(s[1] <= 0x1p-500);
+  const MatL<T> U = u.get(down(b, d_u), 0), V = v.get(down(b, d_v), 0);
+  CHECK(fro(U.adjoint() * U - MatL<T>::Identity(2, 2)) <= 10 * 2 * eps<T>());
+  CHECK(fro(V.adjoint() * V - MatL<T>::Identity(2, 2)) <= 10 * 2 * eps<T>());
 }
 
 TEMPLATE_LIST_TEST_CASE("batched SVD: argument errors throw invalid_argument", "[batched][svd]",

@@ -261,6 +261,14 @@ inline void svd_shape(index_t m, index_t n, int& group, int& team) {
   team = int(s);
 }
 
+/// Shared memory that stages A (m x n) and, when wanted, V (n x n): what
+/// both SVD methods' functors ask the CUDA launch for.
+template <class T>
+inline std::size_t svd_stage_bytes(index_t m, index_t n, bool want_v) {
+  return align16(std::size_t(padded_ld<T>(m)) * n * sizeof(T)) +
+         (want_v ? align16(std::size_t(padded_ld<T>(n)) * n * sizeof(T)) : 0);
+}
+
 template <class T, class LocA, class LocU, class LocV>
 struct svd_op {
   LocA a;
@@ -278,10 +286,7 @@ struct svd_op {
   int group, team;
 
   std::size_t scratch_bytes() const { return 0; }
-  std::size_t stage_bytes() const {
-    return align16(std::size_t(padded_ld<T>(m)) * n * sizeof(T)) +
-           (want_v ? align16(std::size_t(padded_ld<T>(n)) * n * sizeof(T)) : 0);
-  }
+  std::size_t stage_bytes() const { return svd_stage_bytes<T>(m, n, want_v); }
   int team_size() const { return team; }
 
   template <class Team>

@@ -64,6 +64,7 @@ EMGPU_HD inline gk_reflector<T> gk_make_reflector(T alpha, real_type_t<T> xnorm2
     return h;
   }
   const R nrm = sqrt_r(abs2(alpha) + (h.drop ? R(0) : xnorm2));
+  if (!(nrm > R(0))) return h;  // |alpha|^2 underflowed (|alpha| < 2^-(E/2)): H = I, beta = 0
   h.beta = ar >= R(0) ? -nrm : nrm;
   if constexpr (is_complex_v<T>) h.tau = T((h.beta - ar) / h.beta, -ai / h.beta);
   else h.tau = (h.beta - ar) / h.beta;
@@ -512,10 +513,7 @@ struct svd_gk_op {
   int team;
 
   std::size_t scratch_bytes() const { return gk_work<T>::bytes(n); }
-  std::size_t stage_bytes() const {
-    return align16(std::size_t(padded_ld<T>(m)) * n * sizeof(T)) +
-           (want_v ? align16(std::size_t(padded_ld<T>(n)) * n * sizeof(T)) : 0);
-  }
+  std::size_t stage_bytes() const { return svd_stage_bytes<T>(m, n, want_v); }
   int team_size() const { return team; }
 
   template <class Team>
