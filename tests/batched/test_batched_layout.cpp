@@ -152,24 +152,34 @@ void check_partial_staging(index_t m, index_t n, std::uint64_t seed) {
       batched::apply_qh(s, a.view(static_cast<const E*>(r.data())), rhs.view(cr.data()));
       CHECK(cx == cr);
     }
-    {  // SVD with U and V: A partly staged, or A whole and V partly
-      for (int which = 0; which < 2; ++which) {
+    {  // SVD with U and V, both methods: A partly staged, or A whole and V partly
+      for (int which = 0; which < 4; ++which) {
+        const bool qr = which >= 2, v_part = which % 2 == 1;
+        INFO((qr ? "QR method" : "Jacobi") << (v_part ? ", V partly staged" : ", A partly staged"));
         std::vector<E> x = a.h, r = a.h;
         batch<E> u(m, n, count), v(n, n, count);
         std::vector<E> ux = u.h, ur = u.h, vx = v.h, vr = v.h;
         std::vector<real_t<E>> sx(static_cast<std::size_t>(n * count)), sr = sx;
         std::vector<int> ix(static_cast<std::size_t>(count)), ir = ix;
-        batched::svd(s, a.view(r.data()), sr.data(), u.view(ur.data()), v.view(vr.data()), ir.data());
-        int group = 1, team = 2;
-        svd_shape(m, n, group, team);
-        const real_t<E> tol = real_t<E>(std::sqrt(double(m))) * std::numeric_limits<real_t<E>>::epsilon();
-        const svd_op<E, L, L, L> op{{x.data(), a.stride}, m,    n,    a.ld, sx.data(),
-                                    {ux.data(), u.stride}, u.ld, true,
-                                    {vx.data(), v.stride}, v.ld, true,
-                                    ix.data(),             tol,  int(30 + n / 4),
-                                    group,                 team};
-        const std::size_t bytes = which == 0 ? staged_bytes<E>(0, m, ns) : staged_bytes<E>(0, m, n, n, ns);
-        run_staged(op, count, bytes);
+        batched::svd_options o;
+        o.method = qr ? batched::svd_method::qr : batched::svd_method::jacobi;
+        batched::svd(s, a.view(r.data()), sr.data(), u.view(ur.data()), v.view(vr.data()), ir.data(), o);
+        if (qr) {
+          const svd_gk_op<E, L, L, L> op{{x.data(), a.stride}, m, n, a.ld, sx.data(), {ux.data(), u.stride}, u.ld,
+                                         true, {vx.data(), v.stride}, v.ld, true, false, ix.data(),
+                                         svd_gk_team(m, n)};
+          run_staged(op, count,
+                     v_part ? staged_bytes<E>(op.scratch_bytes(), m, n, n, ns)
+                            : staged_bytes<E>(op.scratch_bytes(), m, ns));
+        } else {
+          int group = 1, team = 2;
+          svd_shape(m, n, group, team);
+          const real_t<E> tol = real_t<E>(std::sqrt(double(m))) * std::numeric_limits<real_t<E>>::epsilon();
+          const svd_op<E, L, L, L> op{{x.data(), a.stride}, m, n, a.ld, sx.data(), {ux.data(), u.stride}, u.ld,
+                                      true, {vx.data(), v.stride}, v.ld, true, ix.data(), tol, int(30 + n / 4),
+                                      group, team};
+          run_staged(op, count, v_part ? staged_bytes<E>(0, m, n, n, ns) : staged_bytes<E>(0, m, ns));
+        }
         // A is workspace (unspecified on return; staged columns stay staged).
         CHECK(sx == sr);
         CHECK(ux == ur);

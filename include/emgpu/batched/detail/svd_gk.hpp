@@ -20,7 +20,7 @@
 /// V: one team barrier per sweep.
 ///
 /// Scaling: the matrix is multiplied by a power of two (exact) so that its
-/// largest entry lies in [1/2, 1); sums of squares then neither overflow nor
+/// largest |re| + |im| lies in [1/2, 1); sums of squares then neither overflow nor
 /// lose anything but entries below 2^-500 of ||A||, far below the
 /// absolute accuracy eps ||A|| of the result.
 #pragma once
@@ -297,7 +297,7 @@ EMGPU_HD int svd_gk_core(const Team& t, const MatA& a, index_t m, index_t n, rea
   if (n == 0) return 0;
   const index_t rk = t.rank(), ts = t.size();
 
-  // Scale by a power of two: largest |re|, |im| into [1/2, 1).
+  // Scale by a power of two: the largest |re| + |im| into [1/2, 1).
   R mx = R(0);
   bool bad = false;
   team_for_2d(t, m, n, [&](index_t i, index_t j) {
