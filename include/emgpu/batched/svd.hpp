@@ -30,9 +30,9 @@ enum class svd_method {
   /// The faster one for the backend and size as measured (docs/batched.md):
   /// the QR algorithm on the host backends (serial, complex<double> with U
   /// and V: 1.8-3.6x faster than Jacobi at n = 8..128); on CUDA one-sided
-  /// Jacobi for m <= 64 (H100, 100 000
-  /// complex<double> 32 x 32 with U, V: 134 ms against 171) and the QR
-  /// algorithm above (5 000 x 128: 0.88 s against 2.40).
+  /// Jacobi for m <= 64 (H100, 100 000 complex<double> 32 x 32 with U, V:
+  /// 134 ms against 171) and the QR algorithm above (5 000 x 128: 0.88 s
+  /// against 2.40).
   automatic,
   /// Golub-Kahan-Reinsch: A = Q_L B Q_R^H (Householder, B real bidiagonal),
   /// implicit-shift QR sweeps on B (Wilkinson shift, zero-diagonal chase),

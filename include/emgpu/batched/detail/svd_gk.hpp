@@ -158,10 +158,7 @@ struct gk_state {
 /// |e_i| negligible against its neighbours on the diagonal (Golub & Van Loan).
 template <class R>
 EMGPU_HD inline bool gk_negligible(const R* d, const R* e, index_t i, R tol) {
-  const R ad = d[i] < R(0) ? -d[i] : d[i];
-  const R ad1 = d[i + 1] < R(0) ? -d[i + 1] : d[i + 1];
-  const R ae = e[i] < R(0) ? -e[i] : e[i];
-  return ae <= tol * (ad + ad1);
+  return abs_any(e[i]) <= tol * (abs_any(d[i]) + abs_any(d[i + 1]));
 }
 
 /// Next sweep on B (run by one thread): deflation, then a zero-diagonal
@@ -189,8 +186,7 @@ EMGPU_HD inline void gk_next_sweep(R* __restrict__ d, R* __restrict__ e, index_t
   // A negligible diagonal entry: set it to zero and chase its row's (or,
   // for the last one, its column's) off-diagonal entry out of the block.
   for (index_t i = lo; i <= hi; ++i) {
-    const R ad = d[i] < R(0) ? -d[i] : d[i];
-    if (!(ad <= st.thresh)) continue;
+    if (!(abs_any(d[i]) <= st.thresh)) continue;
     d[i] = R(0);
     hdr[3] = i;
     R c, s, r;
@@ -447,8 +443,7 @@ EMGPU_HD int svd_gk_core(const Team& t, const MatA& a, index_t m, index_t n, rea
     if (rk == 0) {
       R bn = R(0);
       for (index_t i = 0; i < n; ++i) {
-        const R ad = w.d[i] < R(0) ? -w.d[i] : w.d[i];
-        const R ae = i + 1 < n ? (w.e[i] < R(0) ? -w.e[i] : w.e[i]) : R(0);
+        const R ad = abs_any(w.d[i]), ae = i + 1 < n ? abs_any(w.e[i]) : R(0);
         bn = ad > bn ? ad : bn;
         bn = ae > bn ? ae : bn;
       }
@@ -478,10 +473,7 @@ EMGPU_HD int svd_gk_core(const Team& t, const MatA& a, index_t m, index_t n, rea
   }
 
   // sigma = |d|, scaled back; the sign goes into a column of V or U.
-  team_for(t, n, [&](index_t j) {
-    const R dj = w.d[j];
-    sigma[j] = ldexp_r(dj < R(0) ? -dj : dj, ex);
-  });
+  team_for(t, n, [&](index_t j) { sigma[j] = ldexp_r(abs_any(w.d[j]), ex); });
   const bool sign_v = want_v && !(flip_u && want_u);
   if (sign_v || want_u) {
     const index_t rows = sign_v ? n : m;
