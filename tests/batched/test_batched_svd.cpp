@@ -4,6 +4,8 @@
 // <= 10, same for V, sigma descending; the U/V-not-wanted paths, rank_above,
 // backends agreeing, NaN / Inf and extreme scales, argument errors.
 // For m x n the bounds use max(m, n) = m (rotations act on columns of length m).
+#include <cstring>
+
 #include "batched_util.hpp"
 
 using namespace emgpu;
@@ -25,6 +27,18 @@ batched::svd_options with_method(batched::svd_method m) {
 const std::vector<batched::svd_method>& methods() {
   static const std::vector<batched::svd_method> v = {batched::svd_method::qr, batched::svd_method::jacobi};
   return v;
+}
+
+/// The entries of A in double precision, for the Eigen reference.
+template <class T>
+MatD<T> to_double(const MatL<T>& A) {
+  MatD<T> Ad(A.rows(), A.cols());
+  for (index_t j = 0; j < A.cols(); ++j)
+    for (index_t i = 0; i < A.rows(); ++i) {
+      if constexpr (cplx<T>) Ad(i, j) = std::complex<double>(double(A(i, j).real()), double(A(i, j).imag()));
+      else Ad(i, j) = double(A(i, j));
+    }
+  return Ad;
 }
 
 template <class T, class B>
@@ -53,13 +67,7 @@ void check_svd(const B& b, index_t m, index_t n, index_t count, std::uint64_t se
     INFO("matrix " << k << " (" << kind_name(kinds[std::size_t(k)]) << ")");
     REQUIRE(info[std::size_t(k)] == 0);
     const MatL<T> A = a.get(k), U = u.get(hu, k), V = v.get(hv, k);
-    MatD<T> Ad(m, n);
-    for (index_t j = 0; j < n; ++j)
-      for (index_t i = 0; i < m; ++i) {
-        if constexpr (cplx<T>) Ad(i, j) = std::complex<double>(double(A(i, j).real()), double(A(i, j).imag()));
-        else Ad(i, j) = double(A(i, j));
-      }
-    const Eigen::VectorXd sref = emgpu_test::ref::singular_values(Ad);
+    const Eigen::VectorXd sref = emgpu_test::ref::singular_values(to_double<T>(A));
     const long double norm2 = sref.size() > 0 ? sref(0) : 0;
     const index_t mx = m > n ? m : n;
     long double dmax = 0;
@@ -359,6 +367,93 @@ TEMPLATE_LIST_TEST_CASE("batched SVD: QR method, NaN / Inf give info = 1 alone; 
   const MatL<T> U = u.get(down(b, d_u), 0), V = v.get(down(b, d_v), 0);
   CHECK(fro(U.adjoint() * U - MatL<T>::Identity(2, 2)) <= 10 * 2 * eps<T>());
   CHECK(fro(V.adjoint() * V - MatL<T>::Identity(2, 2)) <= 10 * 2 * eps<T>());
+}
+
+namespace {
+
+/// The split QR-method pipeline (detail/svd_gk_split.hpp; CUDA's QR method)
+/// on any backend: accurate (the bounds of check_svd against Eigen), and
+/// with a log of one sweep per round and chunks of two matrices bitwise
+/// equal to its default run: pausing, resuming and chunking change no
+/// operation. Matrix 6 holds NaN or Inf: info = 1 on it alone.
+template <class T, class B>
+void check_split(const B& b, index_t m, index_t n, bool wu, bool wv, bool flip_u, std::uint64_t seed) {
+  using R = real_t<T>;
+  INFO("type " << type_name<T>() << ", m = " << m << ", n = " << n << ", U " << wu << ", V " << wv << ", flip_u "
+               << flip_u);
+  std::mt19937_64 rng(seed);
+  std::vector<kind> kinds;
+  std::vector<index_t> zc;
+  const index_t count = 7;
+  batch<T> a = make_batch<T>(m, n, count, rng, kinds, zc);
+  if constexpr (!cplx<T>) a.h[std::size_t(6 * a.stride + 1)] = std::numeric_limits<R>::quiet_NaN();
+  else a.h[std::size_t(6 * a.stride + 1)] = T(std::numeric_limits<R>::infinity(), R(0));
+  batch<T> u(m, n, count), v(n, n, count);
+  const strided_batch_view<T> none{nullptr, m, n, m, 0, count}, nonev{nullptr, n, n, n, 0, count};
+  std::vector<R> s1, s2;
+  std::vector<T> u1, u2, v1, v2;
+  std::vector<int> i1, i2;
+  for (int pass = 0; pass < 2; ++pass) {
+    auto d_a = up(b, a.h), d_u = up(b, u.h), d_v = up(b, v.h);
+    auto d_s = make_vector<R>(b, n * count);
+    auto d_info = make_vector<int>(b, count);
+    const auto uv = wu ? u.view(d_u.data()) : none;
+    const auto vv = wv ? v.view(d_v.data()) : nonev;
+    index_t cap = 0;
+    std::size_t budget = 0;
+    if (pass == 1) {
+      cap = 4 + 2 * n + 4;  // the least the pipeline accepts
+      budget = 2 * batched::detail::gk_split_bytes<R>(n, cap, wu, wv);
+    }
+    REQUIRE(batched::detail::svd_gk_split_run(b, a.view(d_a.data()), d_s.data(), uv, vv, d_info.data(), flip_u, cap,
+                                              budget));
+    (pass == 0 ? s1 : s2) = down(b, d_s);
+    (pass == 0 ? u1 : u2) = down(b, d_u);
+    (pass == 0 ? v1 : v2) = down(b, d_v);
+    (pass == 0 ? i1 : i2) = down(b, d_info);
+  }
+  CHECK(i1 == i2);
+  CHECK(i1[6] == 1);
+  // Bitwise, NaN included: compare the bytes.
+  CHECK(std::memcmp(s1.data(), s2.data(), s1.size() * sizeof(R)) == 0);
+  if (wu) CHECK(std::memcmp(u1.data(), u2.data(), u1.size() * sizeof(T)) == 0);
+  if (wv) CHECK(std::memcmp(v1.data(), v2.data(), v1.size() * sizeof(T)) == 0);
+  for (index_t k = 0; k < 6; ++k) {
+    INFO("matrix " << k << " (" << kind_name(kinds[std::size_t(k)]) << ")");
+    REQUIRE(i1[std::size_t(k)] == 0);
+    const MatL<T> A = a.get(k);
+    const Eigen::VectorXd sref = emgpu_test::ref::singular_values(to_double<T>(A));
+    MatL<T> S = MatL<T>::Zero(n, n);
+    long double dmax = 0;
+    for (index_t j = 0; j < n; ++j) {
+      const R sj = s1[std::size_t(k * n + j)];
+      if (j > 0) CHECK(sj <= s1[std::size_t(k * n + j - 1)]);
+      dmax = std::max(dmax, std::abs((long double)sj - (long double)sref(j)));
+      S(j, j) = sj;
+    }
+    CHECK(dmax <= 10 * m * eps<T>() * (long double)sref(0));
+    if (wu) CHECK(fro(u.get(u1, k).adjoint() * u.get(u1, k) - MatL<T>::Identity(n, n)) <= 10 * m * eps<T>());
+    if (wv) CHECK(fro(v.get(v1, k).adjoint() * v.get(v1, k) - MatL<T>::Identity(n, n)) <= 10 * m * eps<T>());
+    if (wu && wv) CHECK(fro(A - u.get(u1, k) * S * v.get(v1, k).adjoint()) <= 10 * m * eps<T>() * fro(A));
+  }
+}
+
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE("batched SVD: QR method's split pipeline is accurate; paused and chunked, bitwise the same",
+                        "[batched][svd][sanitize]", backends) {
+  const TestType b{};
+  std::uint64_t seed = 1200;
+  for (auto [m, n] : std::vector<std::pair<index_t, index_t>>{{2, 2}, {7, 5}, {16, 16}, {33, 33}, {40, 31}}) {
+    check_split<complex<double>>(b, m, n, true, true, false, ++seed);
+    check_split<double>(b, m, n, true, true, false, ++seed);
+  }
+  for (bool wu : {false, true})
+    for (bool wv : {false, true})
+      for (bool flip : {false, true}) {
+        check_split<complex<float>>(b, 12, 9, wu, wv, flip, ++seed);
+        check_split<float>(b, 20, 20, wu, wv, flip, ++seed);
+      }
 }
 
 TEMPLATE_LIST_TEST_CASE("batched SVD: argument errors throw invalid_argument", "[batched][svd]",

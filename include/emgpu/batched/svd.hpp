@@ -19,6 +19,7 @@
 #include "detail/launch.hpp"
 #include "detail/svd_core.hpp"
 #include "detail/svd_gk.hpp"
+#include "detail/svd_gk_split.hpp"
 #include "detail/svd_regs.hpp"
 #include "lu.hpp"
 #include "qr.hpp"
@@ -30,9 +31,9 @@ enum class svd_method {
   /// The faster one for the backend and size as measured (docs/batched.md):
   /// the QR algorithm on the host backends (serial, complex<double> with U
   /// and V: 1.8-3.6x faster than Jacobi at n = 8..128); on CUDA one-sided
-  /// Jacobi for m <= 64 (H100, 100 000 complex<double> 32 x 32 with U, V:
-  /// 134 ms against 171) and the QR algorithm above (5 000 x 128: 0.88 s
-  /// against 2.40).
+  /// Jacobi for m <= 16 (its register path; H100, 100 000 complex<double>
+  /// 16 x 16 with U, V: 11.4 ms against 14.4) and the QR algorithm above
+  /// (32 x 32: 55 ms against 134; 5 000 x 128: 0.54 s against 2.36).
   automatic,
   /// Golub-Kahan-Reinsch: A = Q_L B Q_R^H (Householder, B real bidiagonal),
   /// implicit-shift QR sweeps on B (Wilkinson shift, zero-diagonal chase),
@@ -99,7 +100,7 @@ struct svd_pad_op {
 
 /// svd_method::automatic on CUDA: one-sided Jacobi up to this many rows,
 /// the QR algorithm above (the measurements in svd_method::automatic).
-inline constexpr index_t svd_jacobi_max_m_cuda = 64;
+inline constexpr index_t svd_jacobi_max_m_cuda = 16;
 
 /// svd() after validation and QR preconditioning: picks the method and
 /// launches it. flip_u: the QR method moves the sign of a negative d_j into
@@ -118,6 +119,13 @@ void svd_run(const Backend& b, strided_batch_view<T> a, real_type_t<T>* sigma, s
     if (method == emgpu::batched::svd_method::automatic && m <= svd_jacobi_max_m_cuda) jacobi = true;
 #endif
   if (!jacobi) {
+#if defined(__CUDACC__)
+    // On CUDA the iteration on B runs one thread per matrix and the rows of
+    // U and V replay its rotations (detail/svd_gk_split.hpp).
+    if constexpr (std::is_same_v<Backend, backend::cuda>) {
+      if (n >= 2 && svd_gk_split_run(b, a, sigma, u, v, info, flip_u)) return;
+    }
+#endif
     const svd_gk_op<T, L, L, L> op{{a.data, a.stride}, m, n, a.ld, sigma, {u.data, u.stride}, u.ld, want_u,
                                    {v.data, v.stride}, v.ld, want_v, flip_u, info, svd_gk_team(m, n)};
     launch(b, op, count, "emgpu::batched::svd");

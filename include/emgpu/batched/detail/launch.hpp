@@ -93,11 +93,36 @@ __global__ void __launch_bounds__(max_block_threads)
   op(block_team{red_val, red_idx}, k, emgpu_batched_smem, bytes);
 }
 
+/// Teams per block of the tile kernel: the power of two (at most
+/// tile_block_threads / W) that fits the block limit and keeps the most
+/// teams resident on an SM, the larger on ties. Shared memory is taken per
+/// block, so with large teams a block of 4 can strand an SM's remainder:
+/// 4 x 37 KB (complex<double> 32 x 32 with V) leaves one block, 4 teams, on
+/// Hopper's 228 KB where blocks of 2 or 1 fit 6.
+template <int W>
+inline int tile_teams(int device, std::size_t per_team, int optin) {
+  int per_sm = 0, reserved = 0;
+  EMGPU_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+  EMGPU_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
+  int best = 1;
+  long best_res = -1;
+  for (int teams = tile_block_threads / W; teams >= 1; teams /= 2) {
+    const std::size_t smem = std::size_t(teams) * per_team;
+    if (teams > 1 && smem > std::size_t(optin)) continue;
+    long blocks = long(std::size_t(per_sm) / (smem + std::size_t(reserved)));
+    blocks = std::min(blocks, std::min(32L, long(2048 / (teams * W))));
+    if (blocks * teams > best_res) {
+      best_res = blocks * teams;
+      best = teams;
+    }
+  }
+  return best;
+}
+
 template <class Op, int W>
 inline void launch_tiles(const backend::cuda& b, const Op& op, index_t count, std::size_t per_team,
                          int optin, const char* name) {
-  int teams = tile_block_threads / W;
-  while (teams > 1 && std::size_t(teams) * per_team > std::size_t(optin)) teams /= 2;
+  const int teams = tile_teams<W>(b.device, per_team, optin);
   if (per_team > std::size_t(optin)) per_team = std::size_t(optin) & ~std::size_t(15);
   const std::size_t smem = std::size_t(teams) * per_team;
   auto kern = tile_kernel<Op, W>;

@@ -115,7 +115,7 @@ EMGPU_HD inline void gk_rotate_row(const Mat& x, index_t i, index_t c0, index_t 
 }
 
 /// Sweep kinds written by the generating thread.
-enum : int { gk_sweep_qr = 0, gk_sweep_row = 1, gk_sweep_col = 2, gk_done = 3 };
+enum : int { gk_sweep_qr = 0, gk_sweep_row = 1, gk_sweep_col = 2, gk_done = 3, gk_pause = 4 };
 
 /// Scratch of one team: the reflectors' tau, B (d, e), two rotation
 /// buffers of 4n reals and two headers {kind, lo, hi, i}.
@@ -156,17 +156,37 @@ struct gk_state {
 };
 
 /// |e_i| negligible against its neighbours on the diagonal (Golub & Van Loan).
-template <class R>
-EMGPU_HD inline bool gk_negligible(const R* d, const R* e, index_t i, R tol) {
+template <class R, class Arr>
+EMGPU_HD inline bool gk_negligible(const Arr& d, const Arr& e, index_t i, R tol) {
   return abs_any(e[i]) <= tol * (abs_any(d[i]) + abs_any(d[i + 1]));
 }
 
-/// Next sweep on B (run by one thread): deflation, then a zero-diagonal
-/// chase or an implicit-shift QR sweep, whose rotations go to cs (right
-/// ones at [0, 2n), left ones at [2n, 4n)) and whose kind to hdr.
+/// Stores rotation j's (c, s) at p[2j], p[2j + 1]; p is 2 R aligned (the
+/// buffers and logs keep even offsets), so CUDA stores the pair at once.
 template <class R>
-EMGPU_HD inline void gk_next_sweep(R* __restrict__ d, R* __restrict__ e, index_t n, gk_state<R>& st,
-                                   R* __restrict__ cs, index_t* __restrict__ hdr) {
+EMGPU_HD inline void gk_put_cs(R* p, index_t j, R c, R s) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<R, double>) {
+    *reinterpret_cast<double2*>(p + 2 * j) = make_double2(c, s);
+    return;
+  } else if constexpr (std::is_same_v<R, float>) {
+    *reinterpret_cast<float2*>(p + 2 * j) = make_float2(c, s);
+    return;
+  }
+#endif
+  p[2 * j] = c;
+  p[2 * j + 1] = s;
+}
+
+/// Next sweep on B (run by one thread): deflation, then a zero-diagonal
+/// chase or an implicit-shift QR sweep, whose right rotations go to
+/// `right` and left ones to `left` (each from its start, (c, s) pairs; a
+/// null pointer drops them) and whose kind, lo, hi and zero index to hdr.
+/// Arr: R* or an accessor with operator[] (the split pipeline keeps d and e
+/// in shared memory, interleaved between threads).
+template <class R, class Arr>
+EMGPU_HD inline void gk_next_sweep(Arr d, Arr e, gk_state<R>& st, R* __restrict__ right, R* __restrict__ left,
+                                   index_t* __restrict__ hdr) {
   index_t& hi = st.hi;
   while (hi > 0 && gk_negligible(d, e, hi - 1, st.tol)) {
     e[hi - 1] = R(0);
@@ -197,8 +217,7 @@ EMGPU_HD inline void gk_next_sweep(R* __restrict__ d, R* __restrict__ e, index_t
       for (index_t j = i + 1; j <= hi; ++j) {
         gk_rot(d[j], f, c, s, r);
         d[j] = r;
-        cs[2 * n + 2 * (j - i - 1)] = c;
-        cs[2 * n + 2 * (j - i - 1) + 1] = s;
+        if (left) gk_put_cs(left, j - i - 1, c, s);
         if (j < hi) {
           f = -s * e[j];
           e[j] = c * e[j];
@@ -211,8 +230,7 @@ EMGPU_HD inline void gk_next_sweep(R* __restrict__ d, R* __restrict__ e, index_t
       for (index_t j = hi - 1; j >= lo; --j) {
         gk_rot(d[j], f, c, s, r);
         d[j] = r;
-        cs[2 * (hi - 1 - j)] = c;
-        cs[2 * (hi - 1 - j) + 1] = s;
+        if (right) gk_put_cs(right, hi - 1 - j, c, s);
         if (j > lo) {
           f = -s * e[j - 1];
           e[j - 1] = c * e[j - 1];
@@ -238,8 +256,7 @@ EMGPU_HD inline void gk_next_sweep(R* __restrict__ d, R* __restrict__ e, index_t
     e[k] = c * e[k] - s * d[k];
     g = s * d[k + 1];
     d[k + 1] = c * d[k + 1];
-    cs[2 * (k - lo)] = c;
-    cs[2 * (k - lo) + 1] = s;
+    if (right) gk_put_cs(right, k - lo, c, s);
     gk_rot(f, g, c, s, r);
     d[k] = r;
     f = c * e[k] + s * d[k + 1];
@@ -248,8 +265,7 @@ EMGPU_HD inline void gk_next_sweep(R* __restrict__ d, R* __restrict__ e, index_t
       g = s * e[k + 1];
       e[k + 1] = c * e[k + 1];
     }
-    cs[2 * n + 2 * (k - lo)] = c;
-    cs[2 * n + 2 * (k - lo) + 1] = s;
+    if (left) gk_put_cs(left, k - lo, c, s);
   }
   e[hi - 1] = f;
 }
@@ -279,6 +295,28 @@ EMGPU_HD inline void gk_apply_sweep(const MatU& u, index_t m, bool want_u, const
   }
 }
 
+/// Per-matrix state of the split CUDA pipeline (svd_gk_split.hpp) between
+/// its kernels: B's norm threshold, the QR iteration's position, scaling.
+template <class R>
+struct gk_ctl {
+  R thresh;
+  long steps;
+  index_t hi;
+  int ex;     // the matrix was scaled by 2^-ex
+  int bad;    // NaN / Inf in A
+  int state;  // 0 iterating, 1 converged or failed this round, 2 finished earlier
+  int failed;
+};
+
+/// Where svd_gk_core leaves B and the iteration state when the split
+/// pipeline runs the QR iteration elsewhere (all null: the core runs it).
+template <class R>
+struct gk_split {
+  R* d = nullptr;  // n
+  R* e = nullptr;  // n (e[n-1] = 0)
+  gk_ctl<R>* ctl = nullptr;
+};
+
 /// @return 0, or 1 when the QR iteration did not converge within 6 n^2
 ///         inner steps (LAPACK's limit) or the matrix holds NaN / Inf.
 /// On return sigma holds the singular values in descending order, the
@@ -288,7 +326,8 @@ EMGPU_HD inline void gk_apply_sweep(const MatU& u, index_t m, bool want_u, const
 /// the factors computed agree bitwise whichever others are wanted.
 template <class Team, class MatA, class MatV, class T>
 EMGPU_HD int svd_gk_core(const Team& t, const MatA& a, index_t m, index_t n, real_type_t<T>* sigma,
-                         const MatV& v, bool want_v, bool want_u, bool flip_u, const gk_work<T>& w) {
+                         const MatV& v, bool want_v, bool want_u, bool flip_u, const gk_work<T>& w,
+                         const gk_split<real_type_t<T>>& split = {}) {
   using R = real_type_t<T>;
   if (n == 0) return 0;
   const index_t rk = t.rank(), ts = t.size();
@@ -436,17 +475,42 @@ EMGPU_HD int svd_gk_core(const Team& t, const MatA& a, index_t m, index_t n, rea
     t.sync();
   }
 
+  // ||B|| (max entry) for the zero-diagonal threshold, on the thread that
+  // runs the iteration.
+  R bn = R(0);
+  if (rk == 0)
+    for (index_t i = 0; i < n; ++i) {
+      const R ad = abs_any(w.d[i]), ae = i + 1 < n ? abs_any(w.e[i]) : R(0);
+      bn = ad > bn ? ad : bn;
+      bn = ae > bn ? ae : bn;
+    }
+
+  // Split pipeline: B, its norm and the scaling go out; the reflectors stay
+  // in A (the op writes them and the taus out).
+  if (split.ctl) {
+    if (rk == 0) {
+      for (index_t i = 0; i < n; ++i) {
+        split.d[i] = w.d[i];
+        split.e[i] = i + 1 < n ? w.e[i] : R(0);
+      }
+      gk_ctl<R>& c = *split.ctl;
+      c.thresh = std::numeric_limits<R>::epsilon() * bn;
+      c.steps = 0;
+      c.hi = bad ? 0 : n - 1;
+      c.ex = ex;
+      c.bad = bad ? 1 : 0;
+      c.state = 0;
+      c.failed = 0;
+    }
+    t.sync();
+    return 0;
+  }
+
   // QR iteration on B.
   int info = 0;
   if (n > 1) {
     gk_state<R> st{};
     if (rk == 0) {
-      R bn = R(0);
-      for (index_t i = 0; i < n; ++i) {
-        const R ad = abs_any(w.d[i]), ae = i + 1 < n ? abs_any(w.e[i]) : R(0);
-        bn = ad > bn ? ad : bn;
-        bn = ae > bn ? ae : bn;
-      }
       st.hi = bad ? 0 : n - 1;
       st.steps = 0;
       st.max_steps = 6L * long(n) * long(n);
@@ -457,7 +521,7 @@ EMGPU_HD int svd_gk_core(const Team& t, const MatA& a, index_t m, index_t n, rea
     const bool vectors = want_u || want_v;
     int buf = 0;
     // The generator fills buffer `buf` while the team applies the other.
-    if (rk == 0) gk_next_sweep(w.d, w.e, n, st, w.rot, w.hdr);
+    if (rk == 0) gk_next_sweep(w.d, w.e, st, w.rot, w.rot + 2 * n, w.hdr);
     for (;;) {
       t.sync();
       const R* cs = w.rot + 4 * n * buf;
@@ -465,7 +529,10 @@ EMGPU_HD int svd_gk_core(const Team& t, const MatA& a, index_t m, index_t n, rea
       if (hdr[0] == gk_done) break;
       buf ^= 1;
       if (vectors) gk_apply_sweep(a, m, want_u, v, want_v, n, cs, hdr, rk, ts);
-      if (rk == 0) gk_next_sweep(w.d, w.e, n, st, w.rot + 4 * n * buf, w.hdr + 4 * buf);
+      if (rk == 0) {
+        R* cs_next = w.rot + 4 * n * buf;
+        gk_next_sweep(w.d, w.e, st, cs_next, cs_next + 2 * n, w.hdr + 4 * buf);
+      }
     }
     if (rk == 0) info = (st.failed || bad) ? 1 : 0;
   } else if (bad) {
@@ -503,6 +570,13 @@ struct svd_gk_op {
   bool flip_u;  // see svd_gk_core
   int* info;
   int team;
+  // Split pipeline (svd_gk_split.hpp): per-matrix B (split_d), state
+  // (split_ctl) and reflector factors tau (split_tau, 2 n per matrix: left,
+  // then right) go here, the reflectors stay in A, and the op stops after
+  // the bidiagonalisation (want_u, want_v false); null: the whole SVD.
+  real_type_t<T>* split_d = nullptr;
+  gk_ctl<real_type_t<T>>* split_ctl = nullptr;
+  T* split_tau = nullptr;
 
   std::size_t scratch_bytes() const { return gk_work<T>::bytes(n); }
   std::size_t stage_bytes() const { return svd_stage_bytes<T>(m, n, want_v); }
@@ -517,9 +591,17 @@ struct svd_gk_op {
     stage_in(t, x, m);
     const int inf = with_local(x, n, [&](const auto& xa) {
       return with_local(vs, want_v ? n : 0, [&](const auto& va) {
-        return svd_gk_core(t, xa, m, n, sigma + k * n, va, want_v, want_u, flip_u, w);
+        gk_split<real_type_t<T>> sp{};
+        if (split_ctl) sp = {split_d + 2 * k * n, split_d + (2 * k + 1) * n, split_ctl + k};
+        return svd_gk_core(t, xa, m, n, sigma + k * n, va, want_v, want_u, flip_u, w, sp);
       });
     });
+    if (split_ctl) {
+      // The core's last barrier ordered its writes of A and the taus.
+      stage_out(t, x, m);
+      T* tk = split_tau + 2 * k * n;
+      team_for(t, 2 * n - 1, [&](index_t j) { tk[j] = j < n ? w.taul[j] : w.taur[j - n]; });
+    }
     if (want_v) stage_out(t, vs, n);
     if (want_u) {
       // U from a's (staged or in-place) columns: the stage_out above or the
@@ -527,7 +609,7 @@ struct svd_gk_op {
       T* uk = u(k);
       team_for_2d(t, m, n, [&](index_t i, index_t j) { uk[i + j * ldu] = x(i, j); });
     }
-    if (t.rank() == 0) info[k] = inf;
+    if (t.rank() == 0 && !split_ctl) info[k] = inf;
   }
 };
 
