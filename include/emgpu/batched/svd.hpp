@@ -33,7 +33,7 @@ enum class svd_method {
   /// and V: 1.8-3.6x faster than Jacobi at n = 8..128); on CUDA one-sided
   /// Jacobi for m <= 16 (its register path; H100, 100 000 complex<double>
   /// 16 x 16 with U, V: 11.4 ms against 14.4) and the QR algorithm above
-  /// (32 x 32: 55 ms against 134; 5 000 x 128: 0.54 s against 2.36).
+  /// (32 x 32: 53 ms against 134; 5 000 x 128: 0.44 s against 2.34).
   automatic,
   /// Golub-Kahan-Reinsch: A = Q_L B Q_R^H (Householder, B real bidiagonal),
   /// implicit-shift QR sweeps on B (Wilkinson shift, zero-diagonal chase),
