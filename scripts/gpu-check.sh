@@ -32,7 +32,7 @@ nvidia-smi > "$LOGS/nvidia-smi.txt" 2>&1
 gen=(); keep=(-k); command -v ninja >/dev/null && { gen=(-G Ninja); keep=(-k 0); }
 stamp "configure"
 cmake -S . -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DEMGPU_ENABLE_CUDA=ON \
-  -DCMAKE_CUDA_ARCHITECTURES="${cap:-90}" -DEMGPU_BUILD_BENCHMARKS=ON > "$LOGS/configure.log" 2>&1 \
+  -DCMAKE_CUDA_ARCHITECTURES="${cap:-90}" -DEMGPU_BUILD_BENCHMARKS=ON -DEMGPU_BUILD_EXAMPLES=ON > "$LOGS/configure.log" 2>&1 \
   || { tail -30 "$LOGS/configure.log"; echo "gpu-check: configure failed"; exit 1; }
 stamp "build (-j$JOBS)"
 # Keep going past a failing target so one broken file does not hide every other result.
