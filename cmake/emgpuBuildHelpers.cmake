@@ -26,12 +26,18 @@ function(emgpu_cuda_wrapper out_var src)
   set(${out_var} "${_cu}" PARENT_SCOPE)
 endfunction()
 
-# emgpu_add_executable(NAME <n> SOURCES <src...> [CPU_ONLY] [LIBS <l...>]
+# emgpu_add_executable(NAME <n> SOURCES <src...> [CPU_ONLY] [SMOKE_TEST] [LIBS <l...>]
 #                      [CPU_LIBS <l...>] [CUDA_LIBS <l...>])
 # Builds <n> for the host backends and, with CUDA, <n>_cuda from the same sources.
+# SMOKE_TEST (examples): with the tests on, ctest runs the CPU build with no
+# arguments in its build folder (test example_<n>, labels cpu and examples).
 function(emgpu_add_executable)
-  cmake_parse_arguments(A "CPU_ONLY" "NAME" "SOURCES;LIBS;CPU_LIBS;CUDA_LIBS" ${ARGN})
+  cmake_parse_arguments(A "CPU_ONLY;SMOKE_TEST" "NAME" "SOURCES;LIBS;CPU_LIBS;CUDA_LIBS" ${ARGN})
   add_executable(${A_NAME} ${A_SOURCES})
+  if(A_SMOKE_TEST AND EMGPU_BUILD_TESTS)
+    add_test(NAME example_${A_NAME} COMMAND ${A_NAME} WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+    set_tests_properties(example_${A_NAME} PROPERTIES LABELS "cpu;examples" TIMEOUT 300)
+  endif()
   target_link_libraries(${A_NAME} PRIVATE emgpu::emgpu emgpu_warnings emgpu_sanitize ${A_LIBS}
                         ${A_CPU_LIBS})
   set(_targets ${A_NAME})
