@@ -26,13 +26,15 @@ function(emgpu_cuda_wrapper out_var src)
   set(${out_var} "${_cu}" PARENT_SCOPE)
 endfunction()
 
-# emgpu_add_executable(NAME <n> SOURCES <src...> [CPU_ONLY] [SMOKE_TEST] [LIBS <l...>]
+# emgpu_add_executable(NAME <n> SOURCES <src...> [CPU_ONLY] [SMOKE_TEST] [TEST_CODE] [LIBS <l...>]
 #                      [CPU_LIBS <l...>] [CUDA_LIBS <l...>])
 # Builds <n> for the host backends and, with CUDA, <n>_cuda from the same sources.
+# TEST_CODE (tests): <n>_cuda gets EMGPU_CUDA_TEST_ARCHITECTURES (PTX only when
+# configure saw no GPU, see emgpuCudaTestCode.cmake).
 # SMOKE_TEST (examples): with the tests on, ctest runs the CPU build with no
 # arguments in its build folder (test example_<n>, labels cpu and examples).
 function(emgpu_add_executable)
-  cmake_parse_arguments(A "CPU_ONLY;SMOKE_TEST" "NAME" "SOURCES;LIBS;CPU_LIBS;CUDA_LIBS" ${ARGN})
+  cmake_parse_arguments(A "CPU_ONLY;SMOKE_TEST;TEST_CODE" "NAME" "SOURCES;LIBS;CPU_LIBS;CUDA_LIBS" ${ARGN})
   add_executable(${A_NAME} ${A_SOURCES})
   if(A_SMOKE_TEST AND EMGPU_BUILD_TESTS)
     add_test(NAME example_${A_NAME} COMMAND ${A_NAME} WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
@@ -51,6 +53,9 @@ function(emgpu_add_executable)
     target_compile_definitions(${A_NAME}_cuda PRIVATE EMGPU_TEST_CUDA=1)
     target_include_directories(${A_NAME}_cuda PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
     target_link_libraries(${A_NAME}_cuda PRIVATE emgpu::cuda emgpu_warnings ${A_LIBS} ${A_CUDA_LIBS})
+    if(A_TEST_CODE)
+      set_target_properties(${A_NAME}_cuda PROPERTIES CUDA_ARCHITECTURES "${EMGPU_CUDA_TEST_ARCHITECTURES}")
+    endif()
     list(APPEND _targets ${A_NAME}_cuda)
   endif()
   set(EMGPU_LAST_TARGETS ${_targets} PARENT_SCOPE)
@@ -71,7 +76,7 @@ function(emgpu_add_test)
   if(NOT A_SOURCES)
     message(FATAL_ERROR "emgpu_add_test(${A_NAME}): no SOURCES")
   endif()
-  emgpu_add_executable(NAME test_${A_NAME} SOURCES ${A_SOURCES} ${_cpu_only} LIBS ${A_LIBS}
+  emgpu_add_executable(NAME test_${A_NAME} SOURCES ${A_SOURCES} ${_cpu_only} TEST_CODE LIBS ${A_LIBS}
                        CPU_LIBS emgpu_test_main CUDA_LIBS emgpu_test_main_cuda)
   add_test(NAME ${A_NAME} COMMAND test_${A_NAME})
   set_tests_properties(${A_NAME} PROPERTIES LABELS "cpu;${A_LABELS}" TIMEOUT ${A_TIMEOUT})

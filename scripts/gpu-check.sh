@@ -31,7 +31,7 @@ nvidia-smi > "$LOGS/nvidia-smi.txt" 2>&1
 
 gen=(); keep=(-k); command -v ninja >/dev/null && { gen=(-G Ninja); keep=(-k 0); }
 stamp "configure"
-cmake -S . -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DEMGPU_ENABLE_CUDA=ON \
+cmake -S . -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DEMGPU_ENABLE_CUDA=ON -DEMGPU_CUDA_TEST_CODE=SASS \
   -DCMAKE_CUDA_ARCHITECTURES="${cap:-90}" -DEMGPU_BUILD_BENCHMARKS=ON -DEMGPU_BUILD_EXAMPLES=ON > "$LOGS/configure.log" 2>&1 \
   || { tail -30 "$LOGS/configure.log"; echo "gpu-check: configure failed"; exit 1; }
 stamp "build (-j$JOBS)"
