@@ -2,9 +2,13 @@
 """Turns emgpu benchmark JSON into PNG charts for docs/.
 
     python3 scripts/plot_bench.py bench_lu.json --x n --metric TFLOP/s --out docs/img/lu.png
+    python3 scripts/plot_bench.py batched.json --x n --targets \
+        --metric speedup_vs_cublas,speedup_vs_cusolver --out docs/img/batched_gpu.png
 
-One line per (name, backend) series; x is a parameter, y a metric (default: the
-first metric of the first result), both on log axes when they span > 10x.
+One line per (name, backend) series and metric; x is a parameter, y one or more
+metrics (comma list; default: the first metric of the first result), both on
+log axes when they span > 10x. --targets draws each series' "target" metric
+(the issue's goal, as the benchmarks write it) as a dashed line of its colour.
 """
 import argparse
 import json
@@ -20,10 +24,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("json", nargs="+")
     ap.add_argument("--x", help="parameter on the x axis (default: first parameter)")
-    ap.add_argument("--metric", help="metric on the y axis (default: first metric)")
+    ap.add_argument("--metric", help="metric(s) on the y axis, comma list (default: first metric)")
+    ap.add_argument("--targets", action="store_true", help="dashed line at each series' 'target' metric")
     ap.add_argument("--series", default="name,backend",
                     help="comma list of fields/params that distinguish series")
     ap.add_argument("--title")
+    ap.add_argument("--ylabel", help="y axis label (default: the metric names)")
     ap.add_argument("--out", default="bench.png")
     a = ap.parse_args()
 
@@ -38,14 +44,20 @@ def main():
     if not rows:
         raise SystemExit("no results")
     x = a.x or next(iter(rows[0]["params"]))
-    metric = a.metric or next(iter(rows[0]["metrics"]))
+    metrics = (a.metric or next(iter(rows[0]["metrics"]))).split(",")
     keys = a.series.split(",")
     series = defaultdict(list)
+    targets = defaultdict(list)
     for r in rows:
-        if x not in r["params"] or metric not in r["metrics"] or r["metrics"][metric] is None:
-            continue
-        label = " ".join(str(r.get(k, r["params"].get(k, ""))) for k in keys)
-        series[label].append((r["params"][x], r["metrics"][metric]))
+        for metric in metrics:
+            if x not in r["params"] or r["metrics"].get(metric) is None:
+                continue
+            label = " ".join(str(r.get(k, r["params"].get(k, ""))) for k in keys)
+            if len(metrics) > 1:
+                label += f" ({metric})"
+            series[label].append((r["params"][x], r["metrics"][metric]))
+            if a.targets and r["metrics"].get("target") is not None:
+                targets[label].append((r["params"][x], r["metrics"]["target"]))
     fig, ax = plt.subplots(figsize=(7, 4.5))
     xs_all, ys_all = [], []
     for label, pts in sorted(series.items()):
@@ -53,13 +65,18 @@ def main():
         xs, ys = zip(*pts)
         xs_all += xs
         ys_all += ys
-        ax.plot(xs, ys, marker="o", label=label)
+        line, = ax.plot(xs, ys, marker="o", label=label)
+        if targets.get(label):
+            tx, ty = zip(*sorted(targets[label]))
+            ys_all += ty
+            ax.plot(tx, ty, ls="--", drawstyle="steps-mid", color=line.get_color(), alpha=0.7,
+                    label=f"target, {label}")
     if xs_all and min(xs_all) > 0 and max(xs_all) / min(xs_all) > 10:
         ax.set_xscale("log", base=2)
     if ys_all and min(ys_all) > 0 and max(ys_all) / min(ys_all) > 10:
         ax.set_yscale("log")
     ax.set_xlabel(x)
-    ax.set_ylabel(metric)
+    ax.set_ylabel(a.ylabel or ", ".join(metrics))
     ax.set_title(a.title or f"emgpu {bench} ({machine})")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
