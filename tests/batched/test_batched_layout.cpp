@@ -91,6 +91,75 @@ TEMPLATE_LIST_TEST_CASE("batched: benchmark layout (unpadded, exact-size buffers
   }
 }
 
+TEMPLATE_LIST_TEST_CASE("batched: a million 2 x 2 matrices, QR and SVD against closed forms",
+                        "[batched][qr][svd]", backends) {
+  // The grid / batch indexing of the QR and SVD launches at the issue's
+  // largest batch size (10^6 on the GPU, 10^5 on the CPU), every matrix
+  // checked (the LU test does the same for lu_factor). For 2 x 2, QR is one
+  // rotation, c = |a00| / r, s = (a00 / |a00|) conj(a10) / r,
+  // r = sqrt(|a00|^2 + |a10|^2): R00 = (a00 / |a00|) r, R01 = c a01 + s a11,
+  // R11 = c a11 - conj(s) a01. The library applies the rotation decoded from
+  // its stored encoding, exact to a few ulps, hence 10 eps per term. sigma
+  // from the 2 x 2 closed form in long double, within the SVD tests' bound
+  // 10 m eps sigma_max (m = 2).
+  const TestType b{};
+  using T = complex<double>;
+  using LT = std::complex<long double>;
+  const long double e = std::numeric_limits<double>::epsilon();
+  const index_t count = cpu_or_gpu(100000, 1000000);
+  std::mt19937_64 rng(2025);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<T> h(static_cast<std::size_t>(4 * count));
+  for (auto& x : h) x = T(u(rng), u(rng));
+  const auto L = [](T z) { return LT(z.real(), z.imag()); };
+  const strided_batch_view<T> hv{nullptr, 2, 2, 2, 4, count};
+  auto view = [&](T* p) {
+    strided_batch_view<T> v = hv;
+    v.data = p;
+    return v;
+  };
+
+  auto dq = up(b, h);
+  batched::qr_factor(b, view(dq.data()));
+  const std::vector<T> f = down(b, dq);
+  index_t bad_qr = 0;
+  for (index_t k = 0; k < count; ++k) {
+    const T* a = h.data() + 4 * k;
+    const T* r = f.data() + 4 * k;
+    const LT a00 = L(a[0]), a10 = L(a[1]), a01 = L(a[2]), a11 = L(a[3]);
+    const long double rr = std::sqrt(std::norm(a00) + std::norm(a10));
+    const long double c = std::abs(a00) / rr;
+    const LT ph = a00 / std::abs(a00), s = ph * std::conj(a10) / rr;
+    const LT r00 = ph * rr, r01 = c * a01 + s * a11, r11 = c * a11 - std::conj(s) * a01;
+    const long double t1 = 10 * e * (std::abs(a01) + std::abs(a11));
+    const bool ok = std::abs(L(r[0]) - r00) <= 10 * e * rr && std::abs(L(r[2]) - r01) <= t1 &&
+                    std::abs(L(r[3]) - r11) <= t1;
+    bad_qr += ok ? 0 : 1;
+  }
+  CHECK(bad_qr == 0);
+
+  auto ds = up(b, h);
+  auto sig = make_vector<double>(b, 2 * count);
+  auto info = make_vector<int>(b, count);
+  batched::svd(b, view(ds.data()), sig.data(), strided_batch_view<T>{}, strided_batch_view<T>{}, info.data());
+  const std::vector<double> sg = down(b, sig);
+  const std::vector<int> inf = down(b, info);
+  index_t bad_svd = 0;
+  for (index_t k = 0; k < count; ++k) {
+    const T* a = h.data() + 4 * k;
+    const LT a00 = L(a[0]), a10 = L(a[1]), a01 = L(a[2]), a11 = L(a[3]);
+    const long double f2 = std::norm(a00) + std::norm(a10) + std::norm(a01) + std::norm(a11);
+    const long double det = std::abs(a00 * a11 - a01 * a10);
+    const long double s1 = std::sqrt((f2 + std::sqrt(std::max(0.0L, f2 * f2 - 4 * det * det))) / 2);
+    const long double s2 = det / s1;
+    const long double tol = 20 * e * s1;
+    const bool ok = inf[std::size_t(k)] == 0 && std::abs(sg[std::size_t(2 * k)] - s1) <= tol &&
+                    std::abs(sg[std::size_t(2 * k + 1)] - s2) <= tol;
+    bad_svd += ok ? 0 : 1;
+  }
+  CHECK(bad_svd == 0);
+}
+
 #if !defined(EMGPU_TEST_CUDA)
 namespace {
 
