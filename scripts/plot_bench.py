@@ -9,6 +9,8 @@ One line per (name, backend) series and metric; x is a parameter, y one or more
 metrics (comma list; default: the first metric of the first result), both on
 log axes when they span > 10x. --targets draws each series' "target" metric
 (the issue's goal, as the benchmarks write it) as a dashed line of its colour.
+Several files: a point (series, x) in a later file replaces the earlier one,
+so a partial rerun (e.g. --only svd) can be laid over a full run.
 """
 import argparse
 import json
@@ -46,8 +48,8 @@ def main():
     x = a.x or next(iter(rows[0]["params"]))
     metrics = (a.metric or next(iter(rows[0]["metrics"]))).split(",")
     keys = a.series.split(",")
-    series = defaultdict(list)
-    targets = defaultdict(list)
+    series = defaultdict(dict)   # label -> {x: y}; later files replace earlier points
+    targets = defaultdict(dict)
     for r in rows:
         for metric in metrics:
             if x not in r["params"] or r["metrics"].get(metric) is None:
@@ -55,19 +57,18 @@ def main():
             label = " ".join(str(r.get(k, r["params"].get(k, ""))) for k in keys)
             if len(metrics) > 1:
                 label += f" ({metric})"
-            series[label].append((r["params"][x], r["metrics"][metric]))
+            series[label][r["params"][x]] = r["metrics"][metric]
             if a.targets and r["metrics"].get("target") is not None:
-                targets[label].append((r["params"][x], r["metrics"]["target"]))
+                targets[label][r["params"][x]] = r["metrics"]["target"]
     fig, ax = plt.subplots(figsize=(7, 4.5))
     xs_all, ys_all = [], []
     for label, pts in sorted(series.items()):
-        pts.sort()
-        xs, ys = zip(*pts)
+        xs, ys = zip(*sorted(pts.items()))
         xs_all += xs
         ys_all += ys
         line, = ax.plot(xs, ys, marker="o", label=label)
         if targets.get(label):
-            tx, ty = zip(*sorted(targets[label]))
+            tx, ty = zip(*sorted(targets[label].items()))
             ys_all += ty
             ax.plot(tx, ty, ls="--", drawstyle="steps-mid", color=line.get_color(), alpha=0.7,
                     label=f"target, {label}")

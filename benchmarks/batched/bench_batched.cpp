@@ -11,6 +11,8 @@
 //   - emgpu qr_factor vs cuBLAS zgeqrfBatched (target 5x);
 //   - emgpu svd with U, V vs cuSOLVER zgesvdjBatched for n <= 32 (its limit;
 //     target 20x), emgpu alone for n = 64, 128; singular values only too;
+//     emgpu's workspace kept between calls (svd_options::work) as cuSOLVER's
+//     is, and a row with the default (allocated and freed in every call);
 //   - for n <= 32, GB/s and frac_copy_bw = t(copy of the batch) / t(kernel).
 // Every timed call starts from a fresh copy of the input (an untimed reset).
 // Progress goes to stderr, so a fault names the call that caused it.
@@ -272,15 +274,26 @@ void run_gpu(emgpu_bench::report& r, const std::vector<index_t>& sizes) {
     auto d_v = make_vector<T>(b, len);
     const strided_batch_view<T> uv{d_u.data(), n, n, n, n * n, count}, vv{d_v.data(), n, n, n, n * n, count};
     const int sreps = n >= 64 ? 2 : reps;
+    // The workspace is kept between calls (svd_options::work), as cuSOLVER's
+    // is allocated before its timed calls; "per call" below is the default,
+    // which allocates and frees it inside every call.
+    batched::workspace work;
+    batched::svd_options keep;
+    keep.work = &work;
     const auto t_svd = timed("emgpu svd(U,S,V)", n, count, b.stream, [&] {
-      batched::svd(b, av, d_s.data(), uv, vv, d_info.data());
+      batched::svd(b, av, d_s.data(), uv, vv, d_info.data(), keep);
     }, sreps, reset);
     const std::vector<int> inf = to_host(b, d_info);
     index_t bad = 0;
     for (int x : inf) bad += x != 0;
     const auto t_sv = timed("emgpu svd(S)", n, count, b.stream, [&] {
-      batched::svd(b, av, d_s.data(), strided_batch_view<T>{}, strided_batch_view<T>{}, d_info.data());
+      batched::svd(b, av, d_s.data(), strided_batch_view<T>{}, strided_batch_view<T>{}, d_info.data(), keep);
     }, sreps, reset);
+    const auto t_pc = timed("emgpu svd(U,S,V), workspace per call", n, count, b.stream, [&] {
+      batched::svd(b, av, d_s.data(), uv, vv, d_info.data());
+    }, sreps, reset);
+    const double work_mb = double(work.capacity()) / 1e6;
+    work.release();
     auto m = bw_metrics(t_svd);
     m.push_back({"not_converged", double(bad)});
     for (const auto& x : svd_check(b, h, d_s, d_u, d_v, n, 16)) m.push_back(x);
@@ -306,8 +319,13 @@ void run_gpu(emgpu_bench::report& r, const std::vector<index_t>& sizes) {
       r.add({.name = "cusolverDnZgesvdjBatched(U,S,V)", .backend = "vendor", .params = params, .t = t_vsvd,
              .metrics = bw_metrics(t_vsvd)});
     }
-    r.add({.name = "svd(U,S,V)", .backend = "cuda", .params = params, .t = t_svd, .metrics = m});
-    r.add({.name = "svd(S only)", .backend = "cuda", .params = params, .t = t_sv, .metrics = bw_metrics(t_sv)});
+    m.push_back({"workspace_MB", work_mb});
+    r.add({.name = "svd(U,S,V)", .backend = "cuda", .params = params, .t = t_svd, .metrics = m,
+           .note = "workspace kept between calls (svd_options::work)"});
+    r.add({.name = "svd(S only)", .backend = "cuda", .params = params, .t = t_sv, .metrics = bw_metrics(t_sv),
+           .note = "workspace kept between calls (svd_options::work)"});
+    r.add({.name = "svd(U,S,V) workspace per call", .backend = "cuda", .params = params, .t = t_pc,
+           .metrics = {{"time_vs_kept_workspace", t_pc.median_s / t_svd.median_s}}});
 
     // Both methods by name (svd_method::automatic picks one of them).
     for (const auto meth : {batched::svd_method::qr, batched::svd_method::jacobi}) {

@@ -11,3 +11,4 @@
 #include "fe_iiee/multi_gpu.hpp"
 #include "fe_iiee/psi.hpp"
 #include "fe_iiee/hertzian_dipole.hpp"
+#include "fe_iiee/detail/tensor_fragments.hpp"  // host-checkable algebra of the CUDA kernel

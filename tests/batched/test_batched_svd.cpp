@@ -456,6 +456,85 @@ TEMPLATE_LIST_TEST_CASE("batched SVD: QR method's split pipeline is accurate; pa
       }
 }
 
+namespace {
+
+/// svd() (split pipeline on CUDA, where the workspace is taken) or the split
+/// pipeline itself (host backends) on batch a, with workspace w or none;
+/// returns sigma, U, V, info as bytes for a bitwise comparison.
+template <class T, class B>
+std::vector<unsigned char> split_bytes(const B& b, const batch<T>& a, batched::workspace* w) {
+  using R = real_t<T>;
+  const index_t m = a.m, n = a.n, count = a.count;
+  batch<T> u(m, n, count), v(n, n, count);
+  auto d_a = up(b, a.h), d_u = up(b, u.h), d_v = up(b, v.h);
+  auto d_s = make_vector<R>(b, n * count);
+  auto d_info = make_vector<int>(b, count);
+  if constexpr (backend_traits<B>::is_device) {
+    batched::svd_options o;
+    o.method = batched::svd_method::qr;
+    o.work = w;
+    batched::svd(b, a.view(d_a.data()), d_s.data(), u.view(d_u.data()), v.view(d_v.data()), d_info.data(), o);
+  } else {
+    REQUIRE(batched::detail::svd_gk_split_run(b, a.view(d_a.data()), d_s.data(), u.view(d_u.data()),
+                                              v.view(d_v.data()), d_info.data(), false, 0, 0, w));
+  }
+  const auto s = down(b, d_s);
+  const auto uh = down(b, d_u), vh = down(b, d_v);
+  const auto info = down(b, d_info);
+  std::vector<unsigned char> out;
+  const auto put = [&](const void* p, std::size_t bytes) {
+    const auto* c = static_cast<const unsigned char*>(p);
+    out.insert(out.end(), c, c + bytes);
+  };
+  put(s.data(), s.size() * sizeof(R));
+  put(uh.data(), uh.size() * sizeof(T));
+  put(vh.data(), vh.size() * sizeof(T));
+  put(info.data(), info.size() * sizeof(int));
+  return out;
+}
+
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE("batched SVD: a workspace kept between calls gives the same results, grows only",
+                        "[batched][svd][sanitize]", backends) {
+  const TestType b{};
+  using T = complex<double>;
+  std::mt19937_64 rng(1400);
+  std::vector<kind> kinds;
+  std::vector<index_t> zc;
+  const batch<T> small = make_batch<T>(20, 17, 5, rng, kinds, zc);
+  const batch<T> large = make_batch<T>(40, 33, 9, rng, kinds, zc);
+  batched::workspace w;
+  CHECK(w.capacity() == 0);
+  CHECK(w.reserve(b, 0) == nullptr);
+
+  CHECK(split_bytes(b, small, &w) == split_bytes(b, small, nullptr));
+  const std::size_t cap_small = w.capacity();
+  CHECK(cap_small > 0);
+  CHECK(split_bytes(b, large, &w) == split_bytes(b, large, nullptr));
+  const std::size_t cap_large = w.capacity();
+  CHECK(cap_large > cap_small);
+  std::byte* const p = w.reserve(b, 1);  // the block the large batch left
+  REQUIRE(p != nullptr);
+
+  // A later, smaller call keeps the block; what the earlier calls left in it
+  // (here overwritten with all-ones bytes, NaN as reals) must not matter.
+  std::vector<std::byte> junk(cap_large, std::byte{0xff});
+  copy_from_host(b, junk.data(), index_t(junk.size()), p);
+  synchronize(b);
+  CHECK(split_bytes(b, small, &w) == split_bytes(b, small, nullptr));
+  CHECK(w.capacity() == cap_large);
+  CHECK(w.reserve(b, 1) == p);
+
+  batched::workspace moved = std::move(w);
+  CHECK(w.capacity() == 0);
+  CHECK(moved.capacity() == cap_large);
+  CHECK(moved.reserve(b, cap_large) == p);
+  CHECK(split_bytes(b, large, &moved) == split_bytes(b, large, nullptr));
+  moved.release();
+  CHECK(moved.capacity() == 0);
+}
+
 TEMPLATE_LIST_TEST_CASE("batched SVD: argument errors throw invalid_argument", "[batched][svd]",
                         backends) {
   const TestType b{};

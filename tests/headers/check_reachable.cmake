@@ -22,8 +22,21 @@ if(NVCC)
 endif()
 set(_missing)
 foreach(_h IN LISTS _all)
-  if(NOT NVCC AND _h MATCHES "cuda")
-    continue()  # CUDA-only headers: only an nvcc pass can see them
+  if(NOT NVCC)
+    # CUDA-only headers: only an nvcc pass can see them. Besides those named
+    # *cuda*, a header that tests __CUDACC__ may be included only under it
+    # (batched/detail/smem_limit.hpp).
+    if(_h MATCHES "cuda")
+      continue()
+    endif()
+    file(READ ${INC}/${_h} _text)
+    string(FIND "${_text}" "__CUDACC__" _c)
+    if(NOT _c EQUAL -1)
+      string(FIND "${_deps}" "${_h}" _p)
+      if(_p EQUAL -1)
+        continue()
+      endif()
+    endif()
   endif()
   string(FIND "${_deps}" "${_h}" _p)
   if(_p EQUAL -1)

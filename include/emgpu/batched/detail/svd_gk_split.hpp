@@ -38,6 +38,7 @@
 #include "common.hpp"
 #include "launch.hpp"
 #include "svd_gk.hpp"
+#include "../workspace.hpp"
 
 namespace emgpu::batched::detail {
 
@@ -500,16 +501,18 @@ struct gk_plus {
 };
 
 /// Default workspace budget of the split pipeline: 1 GiB on the host; on
-/// CUDA a quarter of the free device memory, within [256 MiB, 4 GiB]. The
+/// CUDA a quarter of the free device memory, within [256 MiB, 16 GiB]. The
 /// chain kernel of each chunk takes as long as its longest chain, so few
 /// large chunks beat many small ones (H100, 100 000 x 32 in six 1 GiB
-/// chunks took about 5 ms more than its kernels over the whole batch).
+/// chunks took about 5 ms more than its kernels over the whole batch; H200,
+/// complex<double> with U, V: 100 000 x 32 in two chunks 53.3 ms, in one
+/// 51.0; 20 000 x 64 105.4 against 98.9).
 inline std::size_t gk_default_budget(const backend::serial&) { return std::size_t(1) << 30; }
 inline std::size_t gk_default_budget(const backend::openmp&) { return std::size_t(1) << 30; }
 #if defined(__CUDACC__)
 inline std::size_t gk_default_budget(const backend::cuda& b) {
   const std::size_t q = memory_info(b).first / 4;
-  return std::clamp(q, std::size_t(256) << 20, std::size_t(4) << 30);
+  return std::clamp(q, std::size_t(256) << 20, std::size_t(16) << 30);
 }
 #endif
 
@@ -520,14 +523,39 @@ inline std::size_t gk_split_bytes(index_t n, index_t cap, bool want_u, bool want
          sizeof(index_t) * std::size_t(n) + sizeof(gk_ctl<R>);
 }
 
+/// Byte offsets of the split pipeline's arrays for `chunk` matrices in one
+/// block, each on a 256-byte boundary: d and e (2n reals), the iteration
+/// state, the output order (n), the reflector factors tau (2n of T), the
+/// left and right logs (cap reals each, when wanted).
+struct gk_split_layout {
+  std::size_t de, ctl, perm, tau, logl, logr, total;
+};
+template <class T>
+inline gk_split_layout gk_split_carve(index_t n, index_t cap, index_t chunk, bool want_u, bool want_v) {
+  using R = real_type_t<T>;
+  const auto up = [](std::size_t x) { return (x + 255) & ~std::size_t(255); };
+  const std::size_t c = std::size_t(chunk), nn = std::size_t(n), lg = sizeof(R) * std::size_t(cap) * c;
+  gk_split_layout o{};
+  o.de = 0;
+  o.ctl = up(o.de + sizeof(R) * 2 * nn * c);
+  o.perm = up(o.ctl + sizeof(gk_ctl<R>) * c);
+  o.tau = up(o.perm + sizeof(index_t) * nn * c);
+  o.logl = up(o.tau + sizeof(T) * 2 * nn * c);
+  o.logr = up(o.logl + (want_u ? lg : 0));
+  o.total = o.logr + (want_v ? lg : 0);
+  return o;
+}
+
 /// The QR-method SVD by the split pipeline, same contract as svd_run with
 /// svd_method::qr. @return false (nothing done) when a row of U or V does
 /// not fit the device's shared memory. cap: reals per log stream (0:
 /// gk_log_reals(n)); budget: bytes of workspace (0: gk_default_budget);
-/// both are knobs for the tests.
+/// both are knobs for the tests. work: where the workspace comes from
+/// (svd_options::work), or null to allocate and free it here.
 template <class Backend, class T>
 bool svd_gk_split_run(const Backend& b, strided_batch_view<T> a, real_type_t<T>* sigma, strided_batch_view<T> u,
-                      strided_batch_view<T> v, int* info, bool flip_u, index_t cap = 0, std::size_t budget = 0) {
+                      strided_batch_view<T> v, int* info, bool flip_u, index_t cap = 0, std::size_t budget = 0,
+                      workspace* work = nullptr) {
   using R = real_type_t<T>;
   using L = strided_loc<T>;
   const index_t m = a.rows, n = a.cols, count = a.count;
@@ -541,12 +569,23 @@ bool svd_gk_split_run(const Backend& b, strided_batch_view<T> a, real_type_t<T>*
   const std::size_t per = gk_split_bytes<R>(n, cap, want_u, want_v);
   index_t chunk = index_t(budget / per);
   chunk = chunk < 1 ? 1 : chunk > count ? count : chunk;
-  auto de = make_vector<R>(b, 2 * n * chunk);
-  auto ctl = make_vector<gk_ctl<R>>(b, chunk);
-  auto perm = make_vector<index_t>(b, n * chunk);
-  auto tau = make_vector<T>(b, 2 * n * chunk);
-  auto logl = make_vector<R>(b, want_u ? cap * chunk : 0);
-  auto logr = make_vector<R>(b, want_v ? cap * chunk : 0);
+  // One block for all six arrays: from the caller's workspace, or allocated
+  // here (one cudaMalloc instead of six).
+  const gk_split_layout lay = gk_split_carve<T>(n, cap, chunk, want_u, want_v);
+  vector_t<Backend, std::byte> own;
+  std::byte* blk = nullptr;
+  if (work != nullptr) {
+    blk = work->reserve(b, lay.total);
+  } else {
+    own = make_vector<std::byte>(b, index_t(lay.total));
+    blk = own.data();
+  }
+  R* const de = reinterpret_cast<R*>(blk + lay.de);
+  gk_ctl<R>* const ctl = reinterpret_cast<gk_ctl<R>*>(blk + lay.ctl);
+  index_t* const perm = reinterpret_cast<index_t*>(blk + lay.perm);
+  T* const tau = reinterpret_cast<T*>(blk + lay.tau);
+  R* const logl = want_u ? reinterpret_cast<R*>(blk + lay.logl) : nullptr;
+  R* const logr = want_v ? reinterpret_cast<R*>(blk + lay.logr) : nullptr;
   for (index_t k0 = 0; k0 < count; k0 += chunk) {
     const index_t cc = count - k0 < chunk ? count - k0 : chunk;
     T* ak = a.data + k0 * a.stride;
@@ -556,21 +595,19 @@ bool svd_gk_split_run(const Backend& b, strided_batch_view<T> a, real_type_t<T>*
     int* ik = info + k0;
     svd_gk_op<T, L, L, L> op{{ak, a.stride}, m, n, a.ld, sk, {nullptr, 0}, 0, false,
                              {nullptr, 0}, 0, false, flip_u, ik, svd_gk_team(m, n)};
-    op.split_d = de.data();
-    op.split_ctl = ctl.data();
-    op.split_tau = tau.data();
+    op.split_d = de;
+    op.split_ctl = ctl;
+    op.split_tau = tau;
     launch(b, op, cc, "emgpu::batched::svd (bidiagonalisation)");
-    const gk_chain_op<R> chain{de.data(), ctl.data(), want_u ? logl.data() : nullptr,
-                               want_v ? logr.data() : nullptr, cap, n, sk, perm.data(), ik};
-    gk_rows_args<T> rows{uk, u.ld, u.stride, vk, v.ld, v.stride, m, n, cap, ak, a.ld, a.stride, tau.data(),
-                         de.data(), ctl.data(), want_u ? logl.data() : nullptr, want_v ? logr.data() : nullptr,
-                         perm.data(), want_v && !(flip_u && want_u), true};
+    const gk_chain_op<R> chain{de, ctl, logl, logr, cap, n, sk, perm, ik};
+    gk_rows_args<T> rows{uk, u.ld, u.stride, vk, v.ld, v.stride, m, n, cap, ak, a.ld, a.stride, tau, de, ctl,
+                         logl, logr, perm, want_v && !(flip_u && want_u), true};
     for (;;) {
       gk_chain(b, chain, cc);
       if (!want_u && !want_v) break;  // no log: every chain ran to its end
       gk_rows(b, rows, cc);
       rows.first = false;
-      if (reduce(b, cc, index_t(0), gk_pending_map<R>{ctl.data()}, gk_plus{}) == 0) break;
+      if (reduce(b, cc, index_t(0), gk_pending_map<R>{ctl}, gk_plus{}) == 0) break;
     }
   }
   return true;
