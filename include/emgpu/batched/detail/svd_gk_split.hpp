@@ -377,10 +377,10 @@ inline void gk_rows(const backend::openmp& b, const gk_rows_args<T>& a, index_t 
 #endif
 }
 
-/// Reals of the log staged at a time by the row kernel: a few sweeps, at
-/// least one whole sweep and the end marker.
-inline index_t gk_log_chunk(index_t n) {
-  const index_t c = 4 * n + 256;
+/// Least number of reals of the log the row kernel stages at a time: two
+/// whole sweeps (a header and n - 1 rotations each) and the end marker.
+inline index_t gk_log_chunk_min(index_t n) {
+  const index_t c = 2 * (4 + 2 * n) + 4;
   return c + (c & 1);
 }
 
@@ -400,10 +400,35 @@ inline int gk_rows_width(const backend::openmp&, index_t, index_t) {
 template <class T>
 inline int gk_rows_width(const backend::cuda& b, index_t m, index_t n) {
   const int optin = smem_optin(b.device) - 1024;
-  const std::size_t log = std::size_t(gk_log_chunk(n)) * sizeof(real_type_t<T>);
+  const std::size_t log = std::size_t(gk_log_chunk_min(n)) * sizeof(real_type_t<T>);
   int w = 32;
   while (w > 0 && align16(std::size_t(w) * std::size_t(m) * sizeof(T)) + log > std::size_t(optin)) w /= 2;
   return w;
+}
+
+/// Reals of the log the row kernel stages at a time, beside rows_bytes of
+/// rows: as many as fit without costing a resident block per SM, at least
+/// gk_log_chunk_min(n), at most the log itself. The shared memory per block
+/// sets how many row blocks an SM holds, and their latency-bound replay
+/// runs faster with more of them (H200, 100 000 x 32 x 32 complex<double>,
+/// U and V, fixed chunks: 384 reals, 20 KB a block, 11 blocks per SM: 48.1
+/// ms; 256 or 192, 12 blocks: 46.2 / 46.3; 768: 53.8); a chunk shorter than
+/// the room left changes nothing but the number of refills.
+template <class R>
+inline index_t gk_log_chunk(const backend::cuda& b, std::size_t rows_bytes, index_t n, index_t cap) {
+  int per_sm = 0, reserved = 0, max_blocks = 0;
+  EMGPU_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, b.device));
+  EMGPU_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, b.device));
+  EMGPU_CUDA_CHECK(cudaDeviceGetAttribute(&max_blocks, cudaDevAttrMaxBlocksPerMultiprocessor, b.device));
+  const index_t cmin = gk_log_chunk_min(n);
+  const std::size_t need = rows_bytes + sizeof(R) * std::size_t(cmin) + std::size_t(reserved);
+  const std::size_t blocks = std::clamp<std::size_t>(std::size_t(per_sm) / need, 1, std::size_t(max_blocks));
+  const std::size_t room = std::min(std::size_t(per_sm) / blocks - std::size_t(reserved),
+                                    std::size_t(smem_optin(b.device)) - 1024);
+  index_t c = room > rows_bytes ? index_t((room - rows_bytes) / sizeof(R)) : 0;
+  c = std::min(c, cap);
+  c -= c & 1;
+  return c < cmin ? cmin : c;
 }
 
 /// One thread per row, w rows per block (gk_rows_width), the rows in shared
@@ -481,10 +506,13 @@ inline void gk_rows(const backend::cuda& b, const gk_rows_args<T>& a, index_t co
   const index_t bu = a.u ? (a.m + w - 1) / w : 0, bv = a.v ? (a.n + w - 1) / w : 0;
   const index_t grid = count * (bu + bv);
   detail_require(grid <= index_t(0x7fffffff), "emgpu::batched::svd: batch too large for one grid");
-  const index_t chunk = gk_log_chunk(a.n);
-  const std::size_t smem = align16(std::size_t(w) * std::size_t(a.m) * sizeof(T)) + std::size_t(chunk) * sizeof(R);
+  const std::size_t rows = align16(std::size_t(w) * std::size_t(a.m) * sizeof(T));
+  const index_t chunk = gk_log_chunk<R>(b, rows, a.n, a.cap);
+  const std::size_t smem = rows + std::size_t(chunk) * sizeof(R);
   auto kern = gk_rows_kernel<T>;
   EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        int(cudaSharedmemCarveoutMaxShared)));
   kern<<<unsigned(grid), unsigned(w), smem, b.stream>>>(a, bu, bv, w, chunk);
   emgpu::detail::check_cuda(cudaGetLastError(), "emgpu::batched::svd (rows)", __FILE__, __LINE__);
 }
