@@ -16,7 +16,6 @@
 #include <type_traits>
 
 #include "../core/matrix_view.hpp"
-#include "workspace.hpp"  // before detail/: the umbrella check wants this path
 #include "detail/launch.hpp"
 #include "detail/svd_core.hpp"
 #include "detail/svd_gk.hpp"
@@ -24,6 +23,7 @@
 #include "detail/svd_regs.hpp"
 #include "lu.hpp"
 #include "qr.hpp"
+#include "workspace.hpp"
 
 namespace emgpu::batched {
 
