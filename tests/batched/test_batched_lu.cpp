@@ -448,26 +448,30 @@ TEST_CASE("batched LU: CUDA register fast path matches the generic team path",
 }
 
 TEST_CASE("batched LU: CUDA paths for n = 65..128 match the generic team path", "[batched][lu]") {
-  // Every width of the last panel (n mod 8 = 1..7, 0) and sizes around the
-  // shared-memory limits of complex<double> on Hopper: up to 112 the
-  // tensor-core kernel (lu_mma.hpp), above it the blocked kernel, which keeps
-  // its leading columns in global memory for n > ~111. double takes the
-  // tensor-core kernel throughout, the single-precision types the blocked one.
-  for (index_t n : {65, 66, 67, 68, 69, 70, 71, 72, 79, 96, 100, 111, 112, 113, 120, 127, 128})
+  // Every width of the last panel (n mod 8 = 1..7, 0) and of the last
+  // 32-column window: double and complex<double> run the tensor-core
+  // kernels of lu_mma.hpp, a window of 32 columns in shared memory and the
+  // rest in global memory from n = 65 (complex<double>) or 89 (double)
+  // (lu_mma_gkernel: 3 windows up to 96, 4 above), the whole matrix in
+  // shared memory below (double: 3 warps up to 88). The single-precision
+  // types take the blocked kernel.
+  for (index_t n : {65, 66, 67, 68, 69, 70, 71, 72, 79, 80, 81, 88, 96, 97, 100, 111, 112, 113, 120, 127, 128})
     fast_vs_generic<complex<double>>(n, 37, 8300 + std::uint64_t(n));
   fast_vs_generic<float>(100, 37, 9400);
   fast_vs_generic<float>(128, 37, 9428);
   fast_vs_generic<double>(77, 37, 9477);
-  for (index_t n : {80, 97, 112}) fast_vs_generic<double>(n, 37, 9480 + std::uint64_t(n));
+  for (index_t n : {79, 80, 88, 89, 96, 97, 112, 128}) fast_vs_generic<double>(n, 37, 9480 + std::uint64_t(n));
   fast_vs_generic<complex<float>>(128, 37, 9528);
 }
 
 // Shared memory per block of smaller GPUs (A100 163 KB, sm_86/89 99 KB, any
-// device 48 KB): how much of a matrix is staged depends on it, so these run
-// the paths such a GPU takes. complex<double> n = 128 keeps about 48 / 80 /
-// 105 of its columns in global memory (the blocked kernel's leading ones),
-// n = 100 none / 39 / 71; the tile launch of n <= 32 fits fewer matrices per
-// block. Checked against the generic path (same cap) and, independently, by
+// device 48 KB): which kernel runs and how much of a matrix is staged depend
+// on it, so these run the paths such a GPU takes. complex<double> n = 64
+// stays in shared memory up to 99 KB and takes the register kernel at 48;
+// n >= 65 takes 32-column windows at 163 and 99 KB, 16-column windows at 48
+// (lu_mma_gkernel); the single-precision
+// types at n = 128 keep leading columns in global memory (the blocked
+// kernel); the tile launch of n <= 32 fits fewer matrices per block. Checked against the generic path (same cap) and, independently, by
 // the backward error of check_lu.
 TEST_CASE("batched LU: CUDA paths under the shared memory of smaller GPUs", "[batched][lu]") {
   for (std::size_t cap : {std::size_t(163) << 10, std::size_t(99) << 10, std::size_t(48) << 10}) {
@@ -481,19 +485,22 @@ TEST_CASE("batched LU: CUDA paths under the shared memory of smaller GPUs", "[ba
 }
 
 TEST_CASE("batched LU: CUDA paths for n = 65..128 at compute-sanitizer sizes", "[batched][lu][sanitize]") {
-  fast_vs_generic<complex<double>>(65, 6, 8465);   // tensor-core kernel, 3 warps
-  fast_vs_generic<complex<double>>(99, 6, 8499);   // tensor-core kernel, 4 warps
-  fast_vs_generic<complex<double>>(120, 6, 8520);  // blocked kernel, fully staged
+  fast_vs_generic<complex<double>>(65, 6, 8465);   // 32-column windows, 1-column last one
+  fast_vs_generic<double>(80, 6, 9580);            // whole matrix in shared memory, 3 warps
+  fast_vs_generic<complex<double>>(99, 6, 8499);   // 32-column windows, 3-column last one
+  fast_vs_generic<complex<double>>(120, 6, 8520);  // 32-column windows
   fast_vs_generic<double>(112, 6, 9512);
-  fast_vs_generic<complex<double>>(128, 6, 8528);  // leading columns in global memory
-  fast_vs_generic<float>(70, 6, 9570);
+  fast_vs_generic<complex<double>>(128, 6, 8528);
+  fast_vs_generic<float>(70, 6, 9570);             // blocked kernel
+  fast_vs_generic<complex<float>>(128, 6, 9628);
 }
 
 TEST_CASE("batched LU: CUDA paths under a 48 KB shared-memory cap (compute-sanitizer sizes)",
           "[batched][lu][sanitize]") {
   const batched::detail::smem_cap_scope scope(std::size_t(48) << 10);
-  fast_vs_generic<complex<double>>(128, 3, 8928);  // 105 columns in global memory
+  fast_vs_generic<complex<double>>(128, 3, 8928);  // 16-column windows
   fast_vs_generic<complex<double>>(80, 3, 8980);
+  fast_vs_generic<complex<float>>(128, 3, 8929);   // blocked kernel, leading columns in global memory
   fast_vs_generic<complex<double>>(32, 3, 8932);
 }
 #endif

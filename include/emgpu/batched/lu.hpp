@@ -42,11 +42,12 @@ void lu_factor(const Backend& b, strided_batch_view<T> a, index_t* ipiv, int* in
   detail::check_ptr(info, true, "lu_factor", "info");
 #if defined(__CUDACC__)
   // double and complex<double> at n = 17..128: panels plus FP64 tensor-core
-  // updates (detail/lu_mma.hpp), where the matrix fits the block's shared
-  // memory (n > 32). Otherwise n <= 64: register-resident kernels
-  // (detail/lu_regs.hpp); n = 65..128: blocked elimination in shared memory
-  // (detail/lu_blocked.hpp). Same pivots and info as the team path,
-  // factors equal to rounding.
+  // updates (detail/lu_mma.hpp), the matrix in shared memory up to n = 64
+  // (complex<double>) or 88 (double), a window of its columns above.
+  // Otherwise n <= 64:
+  // register-resident kernels (detail/lu_regs.hpp); n = 65..128: blocked
+  // elimination in shared memory (detail/lu_blocked.hpp). Same pivots and
+  // info as the team path, factors equal to rounding.
   if constexpr (std::is_same_v<Backend, backend::cuda>) {
     if constexpr (detail::lu_mma_type<T>) {
       if (a.rows >= detail::lu_mma_min_n && a.rows <= detail::lu_mma_max_n &&

@@ -97,6 +97,13 @@ EMGPU_HD inline real_type_t<T> real_part(T x) {
   else return x;
 }
 
+/// Imaginary part that also accepts real scalars (zero).
+template <class T>
+EMGPU_HD inline real_type_t<T> imag_part(T x) {
+  if constexpr (is_complex_v<T>) return x.imag();
+  else return real_type_t<T>(0);
+}
+
 template <class T>
 EMGPU_HD inline T mul_real(T x, real_type_t<T> r) {
   if constexpr (is_complex_v<T>) return T(x.real() * r, x.imag() * r);

@@ -1,14 +1,15 @@
 /// @file
-/// @brief CUDA batched LU for 17 <= n <= 128 in double and complex<double>
-///        (n > 32 where the matrix fits the block's shared memory):
-///        ceil(n/32) warps per matrix, thread per row, the matrix in shared
-///        memory, panels of 8 columns factored row-per-thread in registers
+/// @brief CUDA batched LU for 17 <= n <= 128 in double and complex<double>:
+///        ceil(n/32) warps per matrix, thread per row, the matrix (from
+///        n = 65 or 89 a window of its columns) in shared memory, panels of 8 columns factored row-per-thread in registers
 ///        and the trailing update done by FP64 tensor-core tiles
 ///        (mma.m16n8k8.f64 on sm_90, m8n8k4 on sm_80-89).
 ///
-/// n <= 32 (lu_mma_kernel, session 10) and n = 33..128 (lu_mma_wkernel,
-/// session 11, described at the kernel) share the column step, the U12
-/// solve and the tensor-core update; the notes below are the n <= 32 design.
+/// n <= 32 (lu_mma_kernel, session 10), n = 33..64 (complex<double>) or
+/// 33..88 (double) (lu_mma_wkernel, session 11) and above (lu_mma_gkernel,
+/// session 18: a window of 32 columns in shared memory, the rest in global
+/// memory; described at the kernels) share the column step, the U12 solve and the tensor-core
+/// update; the notes below are the n <= 32 design.
 ///
 /// Why: the register kernel (lu_regs.hpp) applies every rank-1 update to the
 /// whole row at once, ~280 instructions per column step and warp, and is
@@ -146,9 +147,11 @@ __device__ __forceinline__ void lu_mma_step(T (&p)[8], int s, const T* u, T piv,
 /// U12 = L11^-1 A12 for trailing column j on the panel's pivot rows (one
 /// thread per column); the steps of zmask (zero pivot, k >= n) contribute
 /// nothing, as their update is skipped in the unblocked elimination.
-template <class T, int LDS>
-__device__ __forceinline__ void lu_mma_u12(double* re, double* im, const int* rowof, int j, int k0, int n,
-                                           unsigned zmask) {
+/// lof(s, rs, t) is L(rs, k0 + t) for the pivot row rs of step k0 + s, t < s
+/// (shared memory here; global memory in lu_mma_gkernel).
+template <class T, int LDS, class LOf>
+__device__ __forceinline__ void lu_mma_u12_with(double* re, double* im, const int* rowof, int j, int k0, int n,
+                                                unsigned zmask, LOf&& lof) {
   T x[8];
 #pragma unroll
   for (int s = 0; s < 8; ++s) {
@@ -158,46 +161,33 @@ __device__ __forceinline__ void lu_mma_u12(double* re, double* im, const int* ro
       T v = lu_mma_get<T, LDS>(re, im, rs, j);
 #pragma unroll
       for (int t = 0; t < s; ++t)
-        if (!((zmask >> t) & 1u)) v = lu_fnma(v, -lu_mma_get<T, LDS>(re, im, rs, k0 + t), x[t]);
+        if (!((zmask >> t) & 1u)) v = lu_fnma(v, -lof(s, rs, t), x[t]);
       x[s] = v;
       lu_mma_put<T, LDS>(re, im, rs, j, v);
     }
   }
 }
+template <class T, int LDS>
+__device__ __forceinline__ void lu_mma_u12(double* re, double* im, const int* rowof, int j, int k0, int n,
+                                           unsigned zmask) {
+  lu_mma_u12_with<T, LDS>(re, im, rowof, j, k0, n, zmask,
+                          [&](int, int rs, int t) { return lu_mma_get<T, LDS>(re, im, rs, k0 + t); });
+}
 
 /// A22 -= L21 U12 on the FP64 tensor cores for the 32 rows r0..r0+31 of the
-/// calling warp, columns k1..n-1 (in 8-column tiles). Only the rows of
-/// `active` (bit i: row r0 + i still to be eliminated) are stored and L21 is
-/// masked to zero elsewhere: the unblocked path never touches the others.
-/// A fragments: -L(r0 + 8r + q, k0 + 4c + m); B fragments: U(4c + m, 8t + q)
-/// from the pivot rows.
+/// calling warp, columns k1..n-1 (in 8-column tiles), given the warp's
+/// A fragments nlr / nli = -L(r0 + 8r + q, k0 + 4c + m) (zero where masked)
+/// and the pivot rows urow[c] of steps k0 + 4c + m (-1: masked step, U read
+/// as 0, since 0 * Inf would be NaN). B fragments: U(4c + m, 8t + q) from
+/// the pivot rows. Only the rows of `active` (bit i: row r0 + i still to be
+/// eliminated) are read and stored: the unblocked path never touches the
+/// others.
 template <class T, int LDS>
-__device__ __forceinline__ void lu_mma_update(double* re, double* im, const int* rowof, int r0, unsigned active,
-                                              unsigned zmask, int k0, int k1, int n, int lane) {
+__device__ __forceinline__ void lu_mma_apply(double* re, double* im, const double (&nlr)[4][2],
+                                             const double (&nli)[4][2], const int (&urow)[2], int r0,
+                                             unsigned active, int k1, int n, int lane) {
   constexpr bool cplx = is_complex_v<T>;
   const int q = lane / 4, m = lane % 4;  // fragment coordinates
-  double nlr[4][2], nli[4][2];
-#pragma unroll
-  for (int r = 0; r < 4; ++r)
-#pragma unroll
-    for (int c = 0; c < 2; ++c) {
-      const int i = 8 * r + q, s = 4 * c + m;
-      const bool on = ((active >> i) & 1u) && !((zmask >> s) & 1u);
-      const int o = (k0 + s) * LDS + r0 + i;
-      nlr[r][c] = 0.0;
-      nli[r][c] = 0.0;
-      if (on) {
-        nlr[r][c] = -re[o];
-        if constexpr (cplx) nli[r][c] = -im[o];
-      }
-    }
-  int urow[2];
-#pragma unroll
-  for (int c = 0; c < 2; ++c) {
-    const int s = 4 * c + m;
-    // Masked steps read U = 0 too: 0 * Inf would be NaN.
-    urow[c] = ((zmask >> s) & 1u) ? -1 : rowof[k0 + s];
-  }
 #pragma unroll 1
   for (int jt = k1; jt < n; jt += 8) {
     double ur[2], ui[2];
@@ -246,6 +236,35 @@ __device__ __forceinline__ void lu_mma_update(double* re, double* im, const int*
       }
     }
   }
+}
+
+/// lu_mma_apply with L21 from the panel columns k0..k0+7 in shared memory.
+template <class T, int LDS>
+__device__ __forceinline__ void lu_mma_update(double* re, double* im, const int* rowof, int r0, unsigned active,
+                                              unsigned zmask, int k0, int k1, int n, int lane) {
+  const int q = lane / 4, m = lane % 4;
+  double nlr[4][2], nli[4][2];
+#pragma unroll
+  for (int r = 0; r < 4; ++r)
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+      const int i = 8 * r + q, s = 4 * c + m;
+      const bool on = ((active >> i) & 1u) && !((zmask >> s) & 1u);
+      const int o = (k0 + s) * LDS + r0 + i;
+      nlr[r][c] = 0.0;
+      nli[r][c] = 0.0;
+      if (on) {
+        nlr[r][c] = -re[o];
+        if constexpr (is_complex_v<T>) nli[r][c] = -im[o];
+      }
+    }
+  int urow[2];
+#pragma unroll
+  for (int c = 0; c < 2; ++c) {
+    const int s = 4 * c + m;
+    urow[c] = ((zmask >> s) & 1u) ? -1 : rowof[k0 + s];
+  }
+  lu_mma_apply<T, LDS>(re, im, nlr, nli, urow, r0, active, k1, n, lane);
 }
 
 template <class T, class Loc>
@@ -360,6 +379,7 @@ struct lu_mma_wtail {
   T u[2][W][8];                 // [step parity][warp] offered row's panel entries
   lu_warp_winner w[32 * W][W];  // [step][warp] the warp's winner
   int rowof[32 * W];            // original row at each position k
+  unsigned char zmask[4 * W];   // [panel] its zero-pivot steps (lu_mma_gkernel)
 };
 
 /// Dynamic shared memory of lu_mma_wkernel<T, W, LDS> for an n x n matrix.
@@ -370,53 +390,28 @@ constexpr std::size_t lu_mma_wbytes(index_t n) {
   return planes * cols * std::size_t(LDS) * sizeof(double) + sizeof(lu_mma_wtail<T, W>);
 }
 
-template <class T, int W, int LDS, class Loc>
-__global__ void __launch_bounds__(32 * W)
-    lu_mma_wkernel(Loc loc, int n, index_t lda, index_t* ipiv, int* info) {
-  static_assert(lu_mma_type<T> && LDS % 16 == 2 && LDS >= 32 * W - 14);
-  constexpr int planes = is_complex_v<T> ? 2 : 1;
-  extern __shared__ __align__(16) unsigned char lu_mma_wraw[];
-  const int ncols = (n + 7) / 8 * 8;
-  double* const re = reinterpret_cast<double*>(lu_mma_wraw);
-  double* const im = re + (planes - 1) * ncols * LDS;
-  lu_mma_wtail<T, W>& tl = *reinterpret_cast<lu_mma_wtail<T, W>*>(re + planes * ncols * LDS);
+/// Factors columns kb..ke-1 (kb a multiple of 8) of the W-warp kernels: the
+/// column steps, U12 and tensor-core update of each 8-column panel, the
+/// update reaching only columns below ke. Column k sits at column k - c0 of
+/// re / im; every row's updates from columns before kb must be applied.
+/// Ends with a block barrier (the factored columns visible to all).
+template <class T, int W, int LDS>
+__device__ __forceinline__ void lu_mma_wpanels(double* re, double* im, lu_mma_wtail<T, W>& tl, int c0, int kb,
+                                               int ke, int n, int& pos, int& mypiv, int& inf) {
   const int r = int(threadIdx.x), warp = r / 32, lane = r % 32;
   const unsigned full = 0xffffffffu;
-  const index_t mat = index_t(blockIdx.x);
-  T* const base = loc(mat);
   const bool row = r < n;
-
-  // Rows r >= n are neither stored nor read (with LDS < 32 W some of them
-  // alias the next column).
-  if (row) {
-#pragma unroll 4
-    for (int j = 0; j < ncols; ++j) {
-      const double* src = reinterpret_cast<const double*>(base + r + index_t(j) * lda);  // used when j < n
-#pragma unroll
-      for (int c = 0; c < planes; ++c) {
-        double* const dst = (c == 0 ? re : im) + j * LDS + r;
-        if (j < n) emgpu::detail::cp_async8(dst, src + c);
-        else *dst = 0.0;
-      }
-    }
-  }
-  emgpu::detail::cp_async_commit();
-  emgpu::detail::cp_async_wait<0>();
-  __syncthreads();
-
-  int pos = r;
-  int mypiv = r;
-  int inf = 0;
 #pragma unroll 1
-  for (int k0 = 0; k0 < n; k0 += 8) {
+  for (int k0 = kb; k0 < ke; k0 += 8) {
+    const int j0 = k0 - c0;  // the panel's first column in re / im
     T p[8];
 #pragma unroll
-    for (int s = 0; s < 8; ++s) p[s] = row ? lu_mma_get<T, LDS>(re, im, r, k0 + s) : T(0);
+    for (int s = 0; s < 8; ++s) p[s] = row ? lu_mma_get<T, LDS>(re, im, r, j0 + s) : T(0);
     unsigned zmask = 0u;
 #pragma unroll
     for (int s = 0; s < 8; ++s) {
       const int k = k0 + s;
-      if (k >= n) {
+      if (k >= ke) {
         zmask |= 1u << s;
         continue;
       }
@@ -449,18 +444,58 @@ __global__ void __launch_bounds__(32 * W)
     }
     if (row) {
 #pragma unroll
-      for (int s = 0; s < 8; ++s) lu_mma_put<T, LDS>(re, im, r, k0 + s, p[s]);
+      for (int s = 0; s < 8; ++s) lu_mma_put<T, LDS>(re, im, r, j0 + s, p[s]);
     }
+    if (r == 0) tl.zmask[k0 / 8] = (unsigned char)zmask;
     const int k1 = k0 + 8;
     const unsigned active = __ballot_sync(full, row && pos >= k1);
     __syncthreads();  // panel, rowof and the previous update visible to all
-    if (k1 >= n) break;
+    if (k1 >= ke) break;
 
-    if (k1 + r < n) lu_mma_u12<T, LDS>(re, im, tl.rowof, k1 + r, k0, n, zmask);
+    if (k1 + r < ke) lu_mma_u12<T, LDS>(re, im, tl.rowof + c0, k1 - c0 + r, j0, ke - c0, zmask);
     __syncthreads();  // U12 visible to every warp's update
-    lu_mma_update<T, LDS>(re, im, tl.rowof, 32 * warp, active, zmask, k0, k1, n, lane);
+    lu_mma_update<T, LDS>(re, im, tl.rowof + c0, 32 * warp, active, zmask, j0, k1 - c0, ke - c0, lane);
     __syncwarp();  // the next panel reads this warp's rows only
   }
+}
+
+template <class T, int W, int LDS, class Loc>
+__global__ void __launch_bounds__(32 * W)
+    lu_mma_wkernel(Loc loc, int n, index_t lda, index_t* ipiv, int* info) {
+  static_assert(lu_mma_type<T> && LDS % 16 == 2 && LDS >= 32 * W - 14);
+  constexpr int planes = is_complex_v<T> ? 2 : 1;
+  extern __shared__ __align__(16) unsigned char lu_mma_wraw[];
+  const int ncols = (n + 7) / 8 * 8;
+  double* const re = reinterpret_cast<double*>(lu_mma_wraw);
+  double* const im = re + (planes - 1) * ncols * LDS;
+  lu_mma_wtail<T, W>& tl = *reinterpret_cast<lu_mma_wtail<T, W>*>(re + planes * ncols * LDS);
+  const int r = int(threadIdx.x);
+  const index_t mat = index_t(blockIdx.x);
+  T* const base = loc(mat);
+  const bool row = r < n;
+
+  // Rows r >= n are neither stored nor read (with LDS < 32 W some of them
+  // alias the next column).
+  if (row) {
+#pragma unroll 4
+    for (int j = 0; j < ncols; ++j) {
+      const double* src = reinterpret_cast<const double*>(base + r + index_t(j) * lda);  // used when j < n
+#pragma unroll
+      for (int c = 0; c < planes; ++c) {
+        double* const dst = (c == 0 ? re : im) + j * LDS + r;
+        if (j < n) emgpu::detail::cp_async8(dst, src + c);
+        else *dst = 0.0;
+      }
+    }
+  }
+  emgpu::detail::cp_async_commit();
+  emgpu::detail::cp_async_wait<0>();
+  __syncthreads();
+
+  int pos = r;
+  int mypiv = r;
+  int inf = 0;
+  lu_mma_wpanels<T, W, LDS>(re, im, tl, 0, 0, n, n, pos, mypiv, inf);
 
   if (row) {
     T* const dst = base + pos;
@@ -469,6 +504,195 @@ __global__ void __launch_bounds__(32 * W)
     ipiv[mat * n + r] = index_t(mypiv);
   }
   if (r == 0) info[mat] = inf;
+}
+
+/// lu_mma_gkernel (NW columns in shared memory) from lu_mma_gmin_n<T> on:
+/// 4 warps, row stride for n <= 128 (LDS = 2 mod 16 as lu_mma_wkernel's).
+constexpr int lu_mma_gwarps = 4;
+/// Where lu_mma_gkernel takes over (H200, session 18): complex<double> from
+/// n = 65 (4.26 against 4.32 ms at 65, 5.25 against 5.42 at 79, 20 000
+/// matrices); double, whose whole matrix still fits three or four blocks per
+/// SM below ~89, from n = 89 (at 80 0.75 against 0.60 ms, at 100 1.16
+/// against 1.43, 5 000 matrices).
+template <class T>
+inline constexpr index_t lu_mma_gmin_n = is_complex_v<T> ? 65 : 89;
+static_assert(lu_mma_gmin_n<double> <= 113, "lu_mma_wkernel is instantiated for n <= 112 only");
+constexpr int lu_mma_glds = 130;
+
+/// Dynamic shared memory of lu_mma_gkernel<T, NW>.
+template <class T, int NW>
+constexpr std::size_t lu_mma_gbytes() {
+  const std::size_t planes = is_complex_v<T> ? 2 : 1;
+  return planes * std::size_t(NW) * lu_mma_glds * sizeof(double) + sizeof(lu_mma_wtail<T, lu_mma_gwarps>) +
+         2 * 64 * sizeof(T);  // L11 blocks, double-buffered
+}
+
+/// Blocks per SM that lu_mma_gkernel<T, NW> asks registers for: what
+/// Hopper's 228 KB of shared memory per SM (1 KB reserved a block) holds,
+/// at most 4 (128 registers a thread; fewer spill).
+template <class T, int NW>
+constexpr int lu_mma_gminb() {
+  const std::size_t fit = std::size_t(228 << 10) / (lu_mma_gbytes<T, NW>() + 1024);
+  return fit < 1 ? 1 : fit > 4 ? 4 : int(fit);
+}
+
+/// n = lu_mma_gmin_n<T>..128 (session 18): left-looking over windows of NW
+/// columns, only the window in shared memory. Why: lu_mma_wkernel keeps the
+/// whole matrix in shared memory, one block of 3-4 warps per SM from
+/// n = 81 (none at all for complex<double> n > 112), so an SM waits out one
+/// matrix's column chain at a time; a 32-column window of complex<double>
+/// takes 76 KB, three blocks per SM. Rows never move in global memory until
+/// the end: a window receives the updates of every earlier column,
+/// 8-column panel by panel (its U rows by lu_mma_u12_with, with L11 staged
+/// by the idle warps one panel ahead; then the tensor-core product of
+/// lu_mma_apply, the warp's L21 fragments read from global memory one panel
+/// ahead), is factored by lu_mma_wpanels as in lu_mma_wkernel and is stored
+/// back in its original rows; the last window is stored in its final rows
+/// and the earlier columns are permuted at the end. Same steps, pivots, info
+/// and masking of zero-pivot steps as lu_mma_wkernel; each entry gets the
+/// same updates summed in another order (equal to rounding). H200,
+/// complex<double>, 5 000 matrices: 3.25 against 6.83 ms (lu_blk_kernel) at
+/// n = 128, 1.81 against 2.97 ms (lu_mma_wkernel) at n = 96; 16- and
+/// 24-column windows were slower (more passes over L).
+template <class T, int NW, class Loc>
+__global__ void __launch_bounds__(32 * lu_mma_gwarps, lu_mma_gminb<T, NW>())
+    lu_mma_gkernel(Loc loc, int n, index_t lda, index_t* ipiv, int* info) {
+  constexpr int W = lu_mma_gwarps, LDS = lu_mma_glds;
+  static_assert(lu_mma_type<T> && NW % 8 == 0 && NW <= 32 * W);
+  constexpr int planes = is_complex_v<T> ? 2 : 1;
+  extern __shared__ __align__(16) unsigned char lu_mma_graw[];
+  double* const re = reinterpret_cast<double*>(lu_mma_graw);
+  double* const im = re + (planes - 1) * NW * LDS;
+  lu_mma_wtail<T, W>& tl = *reinterpret_cast<lu_mma_wtail<T, W>*>(re + planes * NW * LDS);
+  T(*const l11)[8][8] = reinterpret_cast<T(*)[8][8]>(&tl + 1);
+  const int r = int(threadIdx.x), warp = r / 32, lane = r % 32;
+  const int q = lane / 4, m = lane % 4;
+  const unsigned full = 0xffffffffu;
+  const index_t mat = index_t(blockIdx.x);
+  T* const base = loc(mat);
+  const bool row = r < n;
+  // Warps 1..3 stage the strictly lower part of the next panel's L11
+  // (28 entries, entry r - 32 = s (s - 1) / 2 + t) while warp 0 solves
+  // with the current one: its global latency off the solve's path.
+  int l11s = 0, l11t = r - 32;
+  while (l11s < 8 && l11t >= l11s) l11t -= l11s++;
+  const bool l11_stager = r >= 32 && l11s < 8;
+  const auto stage_l11 = [&](int k0, int buf) {
+    if (l11_stager) l11[buf][l11s][l11t] = base[tl.rowof[k0 + l11s] + index_t(k0 + l11t) * lda];
+  };
+  int pos = r;
+  int mypiv = r;
+  int inf = 0;
+  int c0 = 0;
+#pragma unroll 1
+  for (;; c0 += NW) {
+    const int ce = c0 + NW < n ? c0 + NW : n;
+    if (row) {
+#pragma unroll 4
+      for (int j = 0; j < NW; ++j) {
+        const double* src = reinterpret_cast<const double*>(base + r + index_t(c0 + j) * lda);  // when < n
+#pragma unroll
+        for (int c = 0; c < planes; ++c) {
+          double* const dst = (c == 0 ? re : im) + j * LDS + r;
+          if (c0 + j < n) emgpu::detail::cp_async8(dst, src + c);
+          else *dst = 0.0;
+        }
+      }
+    }
+    emgpu::detail::cp_async_commit();
+    // This warp's L21 fragments of the first panel, in flight with the window.
+    T fr[4][2];
+    const auto load_frag = [&](int k0) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          const int rr = 32 * warp + 8 * i + q;
+          fr[i][c] = rr < n ? base[rr + index_t(k0 + 4 * c + m) * lda] : T(0);
+        }
+    };
+    if (c0 > 0) {
+      load_frag(0);
+      stage_l11(0, 0);
+    }
+    emgpu::detail::cp_async_wait<0>();
+    __syncthreads();
+
+#pragma unroll 1
+    for (int k0 = 0; k0 < c0; k0 += 8) {
+      double nlr[4][2], nli[4][2];
+      const unsigned zmask = tl.zmask[k0 / 8];
+      const unsigned active = __ballot_sync(full, row && pos >= k0 + 8);
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          const bool on = ((active >> (8 * i + q)) & 1u) && !((zmask >> (4 * c + m)) & 1u);
+          nlr[i][c] = on ? -real_part(fr[i][c]) : 0.0;
+          nli[i][c] = on ? -imag_part(fr[i][c]) : 0.0;
+        }
+      const int buf = (k0 / 8) & 1;
+      if (k0 + 8 < c0) {
+        load_frag(k0 + 8);
+        stage_l11(k0 + 8, buf ^ 1);  // last read by the solve of the panel before
+      }
+      // U rows of steps k0..k0+7 in the window.
+      if (r < ce - c0)
+        lu_mma_u12_with<T, LDS>(re, im, tl.rowof + k0, r, 0, 8, zmask,
+                                [&](int s, int, int t) { return l11[buf][s][t]; });
+      __syncthreads();  // U rows (and the next L11) visible to every warp
+      int urow[2];
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        const int s = 4 * c + m;
+        urow[c] = ((zmask >> s) & 1u) ? -1 : tl.rowof[k0 + s];
+      }
+      lu_mma_apply<T, LDS>(re, im, nlr, nli, urow, 32 * warp, active, 0, ce - c0, lane);
+      __syncthreads();  // the next U rows are updated rows of any warp
+    }
+
+    lu_mma_wpanels<T, W, LDS>(re, im, tl, c0, c0, ce, n, pos, mypiv, inf);
+    if (ce == n) break;
+    if (row) {
+#pragma unroll 8
+      for (int j = 0; j < NW; ++j) base[r + index_t(c0 + j) * lda] = lu_mma_get<T, LDS>(re, im, r, j);
+    }
+    __syncthreads();  // stores visible to the next window's reads of L
+  }
+
+  if (row) {
+    T* const dst = base + pos;
+#pragma unroll 8
+    for (int j = c0; j < n; ++j) dst[index_t(j) * lda] = lu_mma_get<T, LDS>(re, im, r, j - c0);
+    ipiv[mat * n + r] = index_t(mypiv);
+  }
+  // Columns 0..c0-1 still hold original rows: move row r to its position,
+  // 16 columns at a time (all reads of a chunk before any of its writes).
+#pragma unroll 1
+  for (int j0 = 0; j0 < c0; j0 += 16) {
+    T v[16];
+#pragma unroll
+    for (int c = 0; c < 16; ++c)
+      if (row && j0 + c < c0) v[c] = base[r + index_t(j0 + c) * lda];
+    __syncthreads();
+#pragma unroll
+    for (int c = 0; c < 16; ++c)
+      if (row && j0 + c < c0) base[pos + index_t(j0 + c) * lda] = v[c];
+  }
+  if (r == 0) info[mat] = inf;
+}
+
+template <class T, int NW, class Loc>
+inline bool lu_mma_glaunch(const backend::cuda& b, Loc loc, index_t n, index_t lda, index_t* ipiv, int* info,
+                           index_t count) {
+  constexpr std::size_t bytes = lu_mma_gbytes<T, NW>();
+  if (bytes > std::size_t(smem_optin(b.device))) return false;
+  auto kern = lu_mma_gkernel<T, NW, Loc>;
+  EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+  EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        int(cudaSharedmemCarveoutMaxShared)));
+  kern<<<unsigned(count), unsigned(32 * lu_mma_gwarps), bytes, b.stream>>>(loc, int(n), lda, ipiv, info);
+  return true;
 }
 
 template <class T, int W, int LDS, class Loc>
@@ -486,8 +710,9 @@ inline bool lu_mma_wlaunch(const backend::cuda& b, Loc loc, index_t n, index_t l
 
 /// @brief Factors count n x n matrices (lu_mma_min_n <= n <= lu_mma_max_n,
 ///        T double or complex<double>); same contract as lu_factor.
-/// @return false, launching nothing, when n > 32 and the matrix does not
-///         fit the device's shared memory per block (the caller then takes
+/// @return false, launching nothing, when n > 32 and the matrix (below
+///         lu_mma_gmin_n<T>) or a 16-column window (from it) does not fit
+///         the device's shared memory per block (the caller then takes
 ///         another path).
 /// @throws invalid_argument for a batch beyond one grid; device_error when
 ///         a CUDA call fails.
@@ -503,13 +728,15 @@ inline bool lu_mma_launch(const backend::cuda& b, Loc loc, index_t n, index_t ld
                                           int(cudaSharedmemCarveoutMaxShared)));
     lu_mma_kernel<T, Loc><<<unsigned(count), 32u, 0, b.stream>>>(loc, int(n), lda, ipiv, info);
   } else {
-    // W = ceil(n / 32) warps, LDS = n rounded up to 16, plus 2.
-    const bool launched = n <= 48    ? lu_mma_wlaunch<T, 2, 50>(b, loc, n, lda, ipiv, info, count)
-                          : n <= 64  ? lu_mma_wlaunch<T, 2, 66>(b, loc, n, lda, ipiv, info, count)
-                          : n <= 80  ? lu_mma_wlaunch<T, 3, 82>(b, loc, n, lda, ipiv, info, count)
-                          : n <= 96  ? lu_mma_wlaunch<T, 3, 98>(b, loc, n, lda, ipiv, info, count)
-                          : n <= 112 ? lu_mma_wlaunch<T, 4, 114>(b, loc, n, lda, ipiv, info, count)
-                                     : lu_mma_wlaunch<T, 4, 130>(b, loc, n, lda, ipiv, info, count);
+    // W = ceil(n / 32) warps, LDS = n rounded up to 16, plus 2; from
+    // lu_mma_gmin_n<T> the windowed kernel (more matrices per SM).
+    const bool launched = n >= lu_mma_gmin_n<T> ? (lu_mma_glaunch<T, 32>(b, loc, n, lda, ipiv, info, count) ||
+                                                   lu_mma_glaunch<T, 16>(b, loc, n, lda, ipiv, info, count))
+                          : n <= 48             ? lu_mma_wlaunch<T, 2, 50>(b, loc, n, lda, ipiv, info, count)
+                          : n <= 64             ? lu_mma_wlaunch<T, 2, 66>(b, loc, n, lda, ipiv, info, count)
+                          : n <= 80             ? lu_mma_wlaunch<T, 3, 82>(b, loc, n, lda, ipiv, info, count)
+                          : n <= 96             ? lu_mma_wlaunch<T, 3, 98>(b, loc, n, lda, ipiv, info, count)
+                                                : lu_mma_wlaunch<T, 4, 114>(b, loc, n, lda, ipiv, info, count);
     if (!launched) return false;
   }
   emgpu::detail::check_cuda(cudaGetLastError(), name, __FILE__, __LINE__);
