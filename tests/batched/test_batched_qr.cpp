@@ -492,8 +492,11 @@ TEMPLATE_LIST_TEST_CASE("batched QR: small sizes for compute-sanitizer", "[batch
 
 TEMPLATE_LIST_TEST_CASE("batched QR: partly staged matrices (shared memory too small)",
                         "[batched][qr][sanitize_big]", backends) {
-  // complex<double> 128 x 128 needs 264 KB: on CUDA the leading columns sit in
-  // shared memory and the rest is worked on in global memory.
+  // complex<double> 128 x 128 needs 264 KB of shared memory for the team
+  // path; qr_factor on CUDA now takes the windowed kernel for it, and the
+  // partly staged team path (leading columns in global memory) runs as the
+  // reference of "CUDA windowed path vs generic path" and for float under
+  // the 48 KB cap below.
   const TestType b{};
   check_qr<complex<double>>(b, 128, 128, 2, 7100);
 }
@@ -558,6 +561,25 @@ TEST_CASE("batched QR: CUDA register fast path vs generic path", "[batched][qr][
     check_fast_degenerate<complex<double>>(m, m, 9500 + std::uint64_t(m));
     check_fast_degenerate<float>(m, m > 1 ? m - 1 : 1, 9600 + std::uint64_t(m));
   }
+}
+
+// complex<double> with 64..128 rows and more than 32 columns: the windowed
+// kernel (detail/qr_window.hpp) against the team path, as the register path
+// above: every width of the last 32-column window, rectangular shapes, both
+// layouts; under a 48 KB cap it takes 16-column windows.
+TEST_CASE("batched QR: CUDA windowed path vs generic path", "[batched][qr]") {
+  for (auto [m, n] : std::vector<std::pair<index_t, index_t>>{
+           {64, 64}, {64, 33}, {65, 65}, {96, 96}, {100, 77}, {127, 127}, {128, 128}, {128, 40}})
+    check_fast_vs_generic<complex<double>>(m, n, 37, m % 2 == 0, 9700 + std::uint64_t(m + n));
+  const batched::detail::smem_cap_scope scope(std::size_t(48) << 10);
+  check_fast_vs_generic<complex<double>>(128, 128, 11, false, 9800);
+}
+
+TEST_CASE("batched QR: CUDA windowed path at compute-sanitizer sizes", "[batched][qr][sanitize]") {
+  check_fast_vs_generic<complex<double>>(70, 40, 3, false, 9900);
+  check_fast_vs_generic<complex<double>>(128, 100, 2, true, 9901);
+  const batched::detail::smem_cap_scope scope(std::size_t(48) << 10);
+  check_fast_vs_generic<complex<double>>(96, 80, 2, false, 9902);
 }
 
 // Shared memory per block of smaller GPUs (A100 163 KB, sm_86/89 99 KB, any

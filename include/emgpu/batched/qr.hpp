@@ -16,6 +16,7 @@
 #include "detail/launch.hpp"
 #include "detail/qr_core.hpp"
 #include "detail/qr_regs.hpp"
+#include "detail/qr_window.hpp"
 #include "lu.hpp"
 
 namespace emgpu::batched {
@@ -33,10 +34,15 @@ void qr_factor(const Backend& b, strided_batch_view<T> a) {
   detail::check_tall(a, "qr_factor");
   if (a.count == 0 || a.cols == 0) return;
 #if defined(__CUDACC__)
-  if constexpr (std::is_same_v<Backend, backend::cuda>)
+  if constexpr (std::is_same_v<Backend, backend::cuda>) {
     if (a.rows <= detail::qr_regs_limit<T>())  // register-resident fast path
       return detail::qr_factor_regs<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.cols,
                                        a.ld, a.count, "emgpu::batched::qr_factor");
+    // 64..128 rows: a window of columns in shared memory (detail/qr_window.hpp)
+    if (detail::qr_win_factor<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.cols, a.ld, a.count,
+                                 "emgpu::batched::qr_factor"))
+      return;
+  }
 #endif
   const detail::qr_factor_op<T, detail::strided_loc<T>> op{{a.data, a.stride}, a.rows, a.cols, a.ld};
   detail::launch(b, op, a.count, "emgpu::batched::qr_factor");
@@ -52,10 +58,13 @@ void qr_factor(const Backend& b, T* const* a_array, index_t m, index_t n, index_
   if (count == 0 || n == 0) return;
   detail::check_ptr(a_array, true, "qr_factor", "a_array");
 #if defined(__CUDACC__)
-  if constexpr (std::is_same_v<Backend, backend::cuda>)
+  if constexpr (std::is_same_v<Backend, backend::cuda>) {
     if (m <= detail::qr_regs_limit<T>())  // register-resident fast path
       return detail::qr_factor_regs<T>(b, detail::array_loc<T>{a_array}, m, n, lda, count,
                                        "emgpu::batched::qr_factor");
+    if (detail::qr_win_factor<T>(b, detail::array_loc<T>{a_array}, m, n, lda, count, "emgpu::batched::qr_factor"))
+      return;
+  }
 #endif
   const detail::qr_factor_op<T, detail::array_loc<T>> op{{a_array}, m, n, lda};
   detail::launch(b, op, count, "emgpu::batched::qr_factor");
