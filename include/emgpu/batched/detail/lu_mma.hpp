@@ -541,7 +541,7 @@ constexpr int lu_mma_gminb() {
 /// whole matrix in shared memory, one block of 3-4 warps per SM from
 /// n = 81 (none at all for complex<double> n > 112), so an SM waits out one
 /// matrix's column chain at a time; a 32-column window of complex<double>
-/// takes 76 KB, three blocks per SM. Rows never move in global memory until
+/// takes 75 KB, three blocks per SM. Rows never move in global memory until
 /// the end: a window receives the updates of every earlier column,
 /// 8-column panel by panel (its U rows by lu_mma_u12_with, with L11 staged
 /// by the idle warps one panel ahead; then the tensor-core product of

@@ -7,7 +7,7 @@
 /// (or, for complex<double> above ~110 rows, what fits of it), one block of
 /// 256 threads per SM at m = 128, and each Sameh-Kuck stage waits out its
 /// generate and apply phases on that one matrix. Here a block keeps a
-/// window of NW columns (complex<double>, m = 128, NW = 32: 66 KB, three
+/// window of NW columns (complex<double>, m = 128, NW = 32: 67 KB, three
 /// blocks per SM) and runs, for each window, the Sameh-Kuck stages of
 /// columns 0..ce-1 restricted to it: a rotation of an earlier column is
 /// decoded from its stored scalar in global memory (each thread prefetching
