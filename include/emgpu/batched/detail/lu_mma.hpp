@@ -516,7 +516,8 @@ constexpr int lu_mma_gwarps = 4;
 /// against 1.43, 5 000 matrices).
 template <class T>
 inline constexpr index_t lu_mma_gmin_n = is_complex_v<T> ? 65 : 89;
-static_assert(lu_mma_gmin_n<double> <= 113, "lu_mma_wkernel is instantiated for n <= 112 only");
+static_assert(lu_mma_gmin_n<double> <= 97 && lu_mma_gmin_n<complex<double>> <= 97,
+              "lu_mma_launch instantiates lu_mma_wkernel for n <= 96 only");
 constexpr int lu_mma_glds = 130;
 
 /// Dynamic shared memory of lu_mma_gkernel<T, NW>.
@@ -735,8 +736,7 @@ inline bool lu_mma_launch(const backend::cuda& b, Loc loc, index_t n, index_t ld
                           : n <= 48             ? lu_mma_wlaunch<T, 2, 50>(b, loc, n, lda, ipiv, info, count)
                           : n <= 64             ? lu_mma_wlaunch<T, 2, 66>(b, loc, n, lda, ipiv, info, count)
                           : n <= 80             ? lu_mma_wlaunch<T, 3, 82>(b, loc, n, lda, ipiv, info, count)
-                          : n <= 96             ? lu_mma_wlaunch<T, 3, 98>(b, loc, n, lda, ipiv, info, count)
-                                                : lu_mma_wlaunch<T, 4, 114>(b, loc, n, lda, ipiv, info, count);
+                                                : lu_mma_wlaunch<T, 3, 98>(b, loc, n, lda, ipiv, info, count);
     if (!launched) return false;
   }
   emgpu::detail::check_cuda(cudaGetLastError(), name, __FILE__, __LINE__);
