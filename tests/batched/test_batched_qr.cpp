@@ -564,12 +564,24 @@ TEST_CASE("batched QR: CUDA register fast path vs generic path", "[batched][qr][
 }
 
 // complex<double> with 64..128 rows and more than 32 columns: the windowed
-// kernel (detail/qr_window.hpp) against the team path, as the register path
-// above: every width of the last 32-column window, rectangular shapes, both
-// layouts; under a 48 KB cap it takes 16-column windows.
+// kernels (detail/qr_window.hpp; qr_win_kernel below 72 rows, the look-ahead
+// qr_wla_kernel from 72 with 192 threads up to 96 rows and 256 above)
+// against the team path, as the register path above: every width of the
+// last 32-column window, rectangular shapes, both layouts; under a 48 KB
+// cap they take 16-column windows.
 TEST_CASE("batched QR: CUDA windowed path vs generic path", "[batched][qr]") {
-  for (auto [m, n] : std::vector<std::pair<index_t, index_t>>{
-           {64, 64}, {64, 33}, {65, 65}, {96, 96}, {100, 77}, {127, 127}, {128, 128}, {128, 40}})
+  for (auto [m, n] : std::vector<std::pair<index_t, index_t>>{{64, 64},
+                                                               {64, 33},
+                                                               {65, 65},
+                                                               {71, 70},
+                                                               {72, 72},
+                                                               {80, 45},
+                                                               {96, 96},
+                                                               {97, 97},
+                                                               {100, 77},
+                                                               {127, 127},
+                                                               {128, 128},
+                                                               {128, 40}})
     check_fast_vs_generic<complex<double>>(m, n, 37, m % 2 == 0, 9700 + std::uint64_t(m + n));
   const batched::detail::smem_cap_scope scope(std::size_t(48) << 10);
   check_fast_vs_generic<complex<double>>(128, 128, 11, false, 9800);
@@ -578,6 +590,7 @@ TEST_CASE("batched QR: CUDA windowed path vs generic path", "[batched][qr]") {
 TEST_CASE("batched QR: CUDA windowed path at compute-sanitizer sizes", "[batched][qr][sanitize]") {
   check_fast_vs_generic<complex<double>>(70, 40, 3, false, 9900);
   check_fast_vs_generic<complex<double>>(128, 100, 2, true, 9901);
+  check_fast_vs_generic<complex<double>>(80, 50, 2, false, 9903);
   const batched::detail::smem_cap_scope scope(std::size_t(48) << 10);
   check_fast_vs_generic<complex<double>>(96, 80, 2, false, 9902);
 }

@@ -1,7 +1,8 @@
 /// @file
-/// @brief CUDA batched Givens QR for 65 <= m <= 128 rows with only a window
+/// @brief CUDA batched Givens QR for 64 <= m <= 128 rows with only a window
 ///        of NW columns in shared memory (left-looking), several matrices
-///        per SM.
+///        per SM: qr_win_kernel, and qr_wla_kernel, which makes the next
+///        stage's rotations while the current one is applied.
 ///
 /// Why: the team path (qr_core.hpp) stages the whole matrix in shared memory
 /// (or, for complex<double> above ~110 rows, what fits of it), one block of
@@ -17,6 +18,9 @@
 /// same rotations in the same order as in qr_factor_core, so the factors
 /// (R and the encoded rotations) are those of the team path up to FMA
 /// contraction. Rows never move; a window goes back to its own columns.
+/// Template parameters: T the scalar type, NW the window's columns, TPB
+/// the threads per block, GW (qr_wla_kernel) the warps that make rotations,
+/// Loc the batch layout (strided_loc or array_loc).
 #pragma once
 
 #if defined(__CUDACC__)
@@ -160,20 +164,195 @@ inline bool qr_win_launch(const backend::cuda& b, Loc loc, index_t m, index_t n,
   return true;
 }
 
-/// Where qr_factor takes qr_win_kernel: complex<double> (the measured
-/// type), 64..128 rows, more than 32 columns. H200, square, ms against the
-/// team path: 8.58 / 9.90 at n = 64 (NW = 32, 128 threads; 20 000
-/// matrices), 6.90 / 11.30 at 96 and 16.5 / 27.1 at 128 (NW = 32, 256
-/// threads; 5 000).
+/// Dynamic shared memory of qr_wla_kernel<T, NW, ...> for m rows: the
+/// window and two stages of rotations.
+template <class T, int NW>
+constexpr std::size_t qr_wla_bytes(index_t m) {
+  return align16(std::size_t(padded_ld<T>(m)) * NW * sizeof(T)) + 2 * qr_win_max_rot * sizeof(givens<T>);
+}
+
+/// qr_win_kernel with look-ahead: the first GW warps make (window columns)
+/// or decode (earlier columns) the rotations of stage st + 1 while the
+/// other warps apply those of stage st; one barrier per stage instead of
+/// two. Why: in qr_win_kernel six of the eight warps sat at the barrier
+/// while two made the stage's rotations (ncu, H100, m = n = 128: 30 % of
+/// the warp samples), since each rotation is a chain of a reciprocal square
+/// root or square root per make, encode and decode. Stage st + 1's rotation
+/// of window column j needs column j after stage st, i.e. after stage st's
+/// rotation of column j - 1 (rows i - 1, i - 2 of the new pair): its maker
+/// applies that one item itself first and the appliers skip it; every
+/// other item of stage st touches rows disjoint from the new pair. Each
+/// entry receives the same rotations in the same order as in qr_win_kernel
+/// (rotations of one stage touch disjoint rows), so the factors agree to
+/// rounding (FMA contraction may differ between the two kernels' code).
+template <class T, int NW, int TPB, int GW, class Loc>
+__global__ void __launch_bounds__(TPB) qr_wla_kernel(Loc loc, int m, int n, index_t lda) {
+  constexpr int GT = 32 * GW;                            // makers
+  constexpr int NZ = (qr_win_max_rot + GT - 1) / GT;      // rotations per maker
+  static_assert(TPB > GT && GT > 0);
+  extern __shared__ __align__(16) unsigned char qr_wla_raw[];
+  const int ldw = int(padded_ld<T>(m));
+  T* const w = reinterpret_cast<T*>(qr_wla_raw);
+  givens<T>* const cache =
+      reinterpret_cast<givens<T>*>(qr_wla_raw + align16(std::size_t(ldw) * NW * sizeof(T)));
+  const int tid = int(threadIdx.x);
+  T* const a = loc(index_t(blockIdx.x));
+  const int jmax = int(qr_jmax(m, n));
+
+#pragma unroll 1
+  for (int c0 = 0; c0 < n; c0 += NW) {
+    const int ce = c0 + NW < n ? c0 + NW : n, nw = ce - c0;
+    const int jm = ce - 1 < jmax ? ce - 1 : jmax;
+    const int ns = jm < 0 ? 0 : m - 1 + jm;
+    const auto cols = [&](int st, int& j0, int& j1) {
+      j0 = st - (m - 2);
+      if (j0 < 0) j0 = 0;
+      j1 = st / 2;
+      if (j1 > jm) j1 = jm;
+    };
+    struct zset {
+      T z[NZ];
+    };
+    // Stored scalars of the earlier columns' rotations of stage st (maker
+    // tid's slots tid, tid + GT, ...), loaded two stages ahead of use.
+    const auto prefetch = [&](int st) {
+      zset r;
+#pragma unroll
+      for (int u = 0; u < NZ; ++u) {
+        r.z[u] = T(0);
+        if (st < ns && tid < GT) {
+          int j0, j1;
+          cols(st, j0, j1);
+          const int j = j0 + tid + u * GT;
+          if (j <= j1 && j < c0) r.z[u] = a[(m - 1 - (st - 2 * j)) + index_t(j) * lda];
+        }
+      }
+      return r;
+    };
+    const auto make_one = [&](int s, T z, int slot) {
+      int j0, j1;
+      cols(s, j0, j1);
+      const int j = j0 + slot;
+      if (j > j1) return;
+      givens<T> g;
+      if (j < c0) {
+        g = givens_decode(z);
+      } else {
+        T* cj = w + (j - c0) * ldw;
+        if (s > 0) {  // stage s - 1's rotation of column j - 1, kept from the appliers
+          int p0, p1;
+          cols(s - 1, p0, p1);
+          if (j - 1 >= p0 && j - 1 <= p1) {
+            const int ip = m - 1 - (s - 1 - 2 * (j - 1));
+            givens_apply(cache[((s - 1) & 1) * qr_win_max_rot + (j - 1 - p0)], cj[ip - 1], cj[ip], false);
+          }
+        }
+        const int i = m - 1 - (s - 2 * j);
+        T x = cj[i - 1], y = cj[i];
+        const T zz = givens_encode(givens_make(x, y));
+        g = givens_decode(zz);
+        givens_apply(g, x, y, false);
+        cj[i - 1] = x;
+        cj[i] = zz;
+      }
+      cache[(s & 1) * qr_win_max_rot + slot] = g;
+    };
+    const auto make = [&](int s, const zset& z) {
+      if (s >= ns || tid >= GT) return;
+#pragma unroll
+      for (int u = 0; u < NZ; ++u) make_one(s, z.z[u], tid + u * GT);
+    };
+
+    zset zc = prefetch(0);
+#pragma unroll 4
+    for (int e = tid; e < nw * m; e += TPB) {
+      const int l = e / m, r = e - l * m;
+      w[l * ldw + r] = a[r + index_t(c0 + l) * lda];
+    }
+    __syncthreads();
+    zset zn = prefetch(1);
+    make(0, zc);
+    zc = zn;
+    __syncthreads();
+
+#pragma unroll 1
+    for (int st = 0; st < ns; ++st) {
+      zn = prefetch(st + 2);
+      make(st + 1, zc);
+      zc = zn;
+      int j0, j1, k0, k1;
+      cols(st, j0, j1);
+      cols(st + 1, k0, k1);
+      if (j0 <= j1) {
+        const int na = j1 - j0 + 1;
+        const givens<T>* cur = cache + (st & 1) * qr_win_max_rot;
+        // (rotation q, window column l) items, l fastest, on the appliers.
+#pragma unroll 2
+        for (int e = tid - GT; e >= 0 && e < na * NW; e += TPB - GT) {
+          const int q = e / NW, l = e % NW;
+          const int jq = j0 + q, jl = c0 + l;
+          const bool made = jl == jq + 1 && jl >= k0 && jl <= k1 && st + 1 < ns;  // by column jl's maker
+          if (l < nw && jl > jq && !made) {
+            const int iq = m - 1 - (st - 2 * jq);
+            T* cl = w + l * ldw;
+            givens_apply(cur[q], cl[iq - 1], cl[iq], false);
+          }
+        }
+      }
+      __syncthreads();
+    }
+
+#pragma unroll 4
+    for (int e = tid; e < nw * m; e += TPB) {
+      const int l = e / m, r = e - l * m;
+      a[r + index_t(c0 + l) * lda] = w[l * ldw + r];
+    }
+    __syncthreads();  // stores visible to the next window's decodes; window reused
+  }
+}
+
+/// @brief Factors count m x n matrices (n <= m <= qr_win_max_m) with
+///        qr_wla_kernel<T, NW, TPB, GW>; same contract as qr_factor.
+/// @return false, launching nothing, when the window does not fit the
+///         device's shared memory per block.
+/// @throws invalid_argument for a batch beyond one grid; device_error when
+///         a CUDA call fails.
+template <class T, int NW, int TPB, int GW, class Loc>
+inline bool qr_wla_launch(const backend::cuda& b, Loc loc, index_t m, index_t n, index_t lda, index_t count,
+                          const char* name) {
+  if (count <= 0) return true;
+  emgpu::detail::device_guard guard(b.device);
+  detail_require(count <= index_t(0x7fffffff), std::string(name) + ": batch too large for one grid");
+  detail_require(m <= qr_win_max_m && n <= m, std::string(name) + ": qr_wla_launch needs n <= m <= 128");
+  const std::size_t bytes = qr_wla_bytes<T, NW>(m);
+  if (bytes > std::size_t(smem_optin(b.device))) return false;
+  auto kern = qr_wla_kernel<T, NW, TPB, GW, Loc>;
+  EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+  EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        int(cudaSharedmemCarveoutMaxShared)));
+  kern<<<unsigned(count), unsigned(TPB), bytes, b.stream>>>(loc, int(m), int(n), lda);
+  emgpu::detail::check_cuda(cudaGetLastError(), name, __FILE__, __LINE__);
+  return true;
+}
+
+/// Where qr_factor takes the windowed kernels: complex<double> (the
+/// measured type), 64..128 rows, more than 32 columns. H100, square, ms
+/// (session 19, scratch harness): qr_win_kernel with 128 threads below 72
+/// rows (n = 65: 6.92 against 7.23 for qr_wla_kernel, 10 000 matrices);
+/// qr_wla_kernel with two maker warps from 72, 192 threads up to 96 rows
+/// (n = 72 / 80 / 96: 8.38 / 9.81 / 6.46 against 8.88 / 10.28 / 6.91 for
+/// qr_win_kernel) and 256 above (n = 112 / 128: 11.43 / 14.06 against
+/// 13.76 / 16.51, 5 000 matrices).
 template <class T>
 inline constexpr bool qr_win_type = std::is_same_v<T, complex<double>>;
 constexpr index_t qr_win_min_m = 64;
 constexpr index_t qr_win_min_n = 33;
+constexpr index_t qr_wla_min_m = 72;
 
-/// @brief qr_factor through qr_win_kernel where it applies (qr_win_type<T>,
-///        the sizes above, a window that fits the device's shared memory:
-///        32 columns, else 16).
-/// @return false, launching nothing, where it does not.
+/// @brief qr_factor through the windowed kernels where they apply
+///        (qr_win_type<T>, the sizes above, a window that fits the
+///        device's shared memory: 32 columns, else 16).
+/// @return false, launching nothing, where they do not.
 /// @throws invalid_argument for a batch beyond one grid; device_error when
 ///         a CUDA call fails.
 template <class T, class Loc>
@@ -183,10 +362,13 @@ inline bool qr_win_factor(const backend::cuda& b, Loc loc, index_t m, index_t n,
     return false;
   } else {
     if (m < qr_win_min_m || m > qr_win_max_m || n < qr_win_min_n) return false;
-    if (m <= 64)
+    if (m < qr_wla_min_m)
       return qr_win_launch<T, 32, 128>(b, loc, m, n, lda, count, name) ||
              qr_win_launch<T, 16, 128>(b, loc, m, n, lda, count, name);
-    return qr_win_launch<T, 32, 256>(b, loc, m, n, lda, count, name) ||
+    if (m <= 96)
+      return qr_wla_launch<T, 32, 192, 2>(b, loc, m, n, lda, count, name) ||
+             qr_win_launch<T, 16, 128>(b, loc, m, n, lda, count, name);
+    return qr_wla_launch<T, 32, 256, 2>(b, loc, m, n, lda, count, name) ||
            qr_win_launch<T, 16, 128>(b, loc, m, n, lda, count, name);
   }
 }
