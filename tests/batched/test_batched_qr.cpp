@@ -568,7 +568,8 @@ TEST_CASE("batched QR: CUDA register fast path vs generic path", "[batched][qr][
 // qr_wla_kernel from 72 with 192 threads up to 96 rows and 256 above)
 // against the team path, as the register path above: every width of the
 // last 32-column window, rectangular shapes, both layouts; under a 48 KB
-// cap they take 16-column windows.
+// cap they take 16-column windows. double and complex<float> take
+// qr_win_kernel where the team path fits one matrix per SM.
 TEST_CASE("batched QR: CUDA windowed path vs generic path", "[batched][qr]") {
   for (auto [m, n] : std::vector<std::pair<index_t, index_t>>{{64, 64},
                                                                {64, 33},
@@ -583,14 +584,22 @@ TEST_CASE("batched QR: CUDA windowed path vs generic path", "[batched][qr]") {
                                                                {128, 128},
                                                                {128, 40}})
     check_fast_vs_generic<complex<double>>(m, n, 37, m % 2 == 0, 9700 + std::uint64_t(m + n));
+  // double and complex<float> where the team path fits one matrix per SM
+  // (120 x 120 and up on Hopper); 112 x 112 stays on the team path.
+  check_fast_vs_generic<double>(128, 128, 37, true, 9750);
+  check_fast_vs_generic<double>(120, 120, 37, false, 9751);
+  check_fast_vs_generic<double>(112, 112, 11, false, 9752);
+  check_fast_vs_generic<complex<float>>(128, 120, 37, true, 9753);
   const batched::detail::smem_cap_scope scope(std::size_t(48) << 10);
   check_fast_vs_generic<complex<double>>(128, 128, 11, false, 9800);
+  check_fast_vs_generic<double>(128, 100, 11, false, 9801);
 }
 
 TEST_CASE("batched QR: CUDA windowed path at compute-sanitizer sizes", "[batched][qr][sanitize]") {
   check_fast_vs_generic<complex<double>>(70, 40, 3, false, 9900);
   check_fast_vs_generic<complex<double>>(128, 100, 2, true, 9901);
   check_fast_vs_generic<complex<double>>(80, 50, 2, false, 9903);
+  check_fast_vs_generic<double>(128, 120, 2, false, 9904);
   const batched::detail::smem_cap_scope scope(std::size_t(48) << 10);
   check_fast_vs_generic<complex<double>>(96, 80, 2, false, 9902);
 }

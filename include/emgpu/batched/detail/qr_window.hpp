@@ -9,7 +9,8 @@
 /// 256 threads per SM at m = 128, and each Sameh-Kuck stage waits out its
 /// generate and apply phases on that one matrix. Here a block keeps a
 /// window of NW columns (complex<double>, m = 128, NW = 32: 67 KB, three
-/// blocks per SM) and runs, for each window, the Sameh-Kuck stages of
+/// blocks per SM; double and complex<float> where the team path fits one
+/// matrix per SM) and runs, for each window, the Sameh-Kuck stages of
 /// columns 0..ce-1 restricted to it: a rotation of an earlier column is
 /// decoded from its stored scalar in global memory (each thread prefetching
 /// its rotation of the next stage), a rotation of a window column is made,
@@ -47,6 +48,44 @@ constexpr std::size_t qr_win_bytes(index_t m) {
   return align16(std::size_t(padded_ld<T>(m)) * NW * sizeof(T)) + qr_win_max_rot * sizeof(givens<T>);
 }
 
+/// Copies window columns c0..c0+nw-1 (m rows) from global memory into the
+/// window (ToWindow) or back.
+template <bool ToWindow, int TPB, class T>
+__device__ __forceinline__ void qr_win_copy(T* w, int ldw, T* a, index_t lda, int c0, int nw, int m) {
+#pragma unroll 4
+  for (int e = int(threadIdx.x); e < nw * m; e += TPB) {
+    const int l = e / m, r = e - l * m;
+    if constexpr (ToWindow)
+      w[l * ldw + r] = a[r + index_t(c0 + l) * lda];
+    else
+      a[r + index_t(c0 + l) * lda] = w[l * ldw + r];
+  }
+}
+
+/// Columns [j0, j1] with a rotation at stage st, jm the last column of the
+/// pass (empty when j0 > j1).
+__device__ __forceinline__ void qr_win_cols(int st, int m, int jm, int& j0, int& j1) {
+  j0 = st - (m - 2);
+  if (j0 < 0) j0 = 0;
+  j1 = st / 2;
+  if (j1 > jm) j1 = jm;
+}
+
+/// Makes the rotation of window column cj at rows (i - 1, i) as
+/// qr_factor_core does: applies it, stores r and the encoded scalar, and
+/// returns the rotation decoded from that scalar (what the other columns
+/// and a later decode see).
+template <class T>
+__device__ __forceinline__ givens<T> qr_win_make(T* cj, int i) {
+  T x = cj[i - 1], y = cj[i];
+  const T zz = givens_encode(givens_make(x, y));
+  const givens<T> g = givens_decode(zz);
+  givens_apply(g, x, y, false);
+  cj[i - 1] = x;
+  cj[i] = zz;
+  return g;
+}
+
 template <class T, int NW, int TPB, class Loc>
 __global__ void __launch_bounds__(TPB) qr_win_kernel(Loc loc, int m, int n, index_t lda) {
   static_assert(TPB >= qr_win_max_rot);
@@ -67,10 +106,8 @@ __global__ void __launch_bounds__(TPB) qr_win_kernel(Loc loc, int m, int n, inde
     // The rotation this thread makes or decodes at stage st (thread q: the
     // stage's q-th column); earlier columns' scalars one stage ahead.
     const auto rot_of = [&](int st, int& j, int& i) {
-      int j0 = st - (m - 2);
-      if (j0 < 0) j0 = 0;
-      int j1 = st / 2;
-      if (j1 > jm) j1 = jm;
+      int j0, j1;
+      qr_win_cols(st, m, jm, j0, j1);
       j = j0 + tid;
       i = m - 1 - (st - 2 * j);
       return j <= j1;
@@ -82,38 +119,20 @@ __global__ void __launch_bounds__(TPB) qr_win_kernel(Loc loc, int m, int n, inde
       return z;
     };
     T znext = prefetch(0);
-#pragma unroll 4
-    for (int e = tid; e < nw * m; e += TPB) {
-      const int l = e / m, r = e - l * m;
-      w[l * ldw + r] = a[r + index_t(c0 + l) * lda];
-    }
+    qr_win_copy<true, TPB>(w, ldw, a, lda, c0, nw, m);
     __syncthreads();
 
 #pragma unroll 1
     for (int st = 0; st < ns; ++st) {
       const T z = znext;
       znext = prefetch(st + 1);
-      int j0 = st - (m - 2);
-      if (j0 < 0) j0 = 0;
-      int j1 = st / 2;
-      if (j1 > jm) j1 = jm;
+      int j0, j1;
+      qr_win_cols(st, m, jm, j0, j1);
       if (j0 > j1) continue;  // uniform (never within [0, ns))
       const int na = j1 - j0 + 1;
       int j, i;
       if (rot_of(st, j, i)) {
-        givens<T> g;
-        if (j < c0) {
-          g = givens_decode(z);
-        } else {
-          T* cj = w + (j - c0) * ldw;
-          T x = cj[i - 1], y = cj[i];
-          const T zz = givens_encode(givens_make(x, y));
-          g = givens_decode(zz);
-          givens_apply(g, x, y, false);
-          cj[i - 1] = x;
-          cj[i] = zz;
-        }
-        cache[tid] = g;
+        cache[tid] = j < c0 ? givens_decode(z) : qr_win_make(w + (j - c0) * ldw, i);
       }
       __syncthreads();
       // (rotation q, window column l) items, l fastest: each applies to
@@ -131,11 +150,7 @@ __global__ void __launch_bounds__(TPB) qr_win_kernel(Loc loc, int m, int n, inde
       __syncthreads();
     }
 
-#pragma unroll 4
-    for (int e = tid; e < nw * m; e += TPB) {
-      const int l = e / m, r = e - l * m;
-      a[r + index_t(c0 + l) * lda] = w[l * ldw + r];
-    }
+    qr_win_copy<false, TPB>(w, ldw, a, lda, c0, nw, m);
     __syncthreads();  // stores visible to the next window's decodes; window reused
   }
 }
@@ -204,12 +219,7 @@ __global__ void __launch_bounds__(TPB) qr_wla_kernel(Loc loc, int m, int n, inde
     const int ce = c0 + NW < n ? c0 + NW : n, nw = ce - c0;
     const int jm = ce - 1 < jmax ? ce - 1 : jmax;
     const int ns = jm < 0 ? 0 : m - 1 + jm;
-    const auto cols = [&](int st, int& j0, int& j1) {
-      j0 = st - (m - 2);
-      if (j0 < 0) j0 = 0;
-      j1 = st / 2;
-      if (j1 > jm) j1 = jm;
-    };
+    const auto cols = [&](int st, int& j0, int& j1) { qr_win_cols(st, m, jm, j0, j1); };
     struct zset {
       T z[NZ];
     };
@@ -247,13 +257,7 @@ __global__ void __launch_bounds__(TPB) qr_wla_kernel(Loc loc, int m, int n, inde
             givens_apply(cache[((s - 1) & 1) * qr_win_max_rot + (j - 1 - p0)], cj[ip - 1], cj[ip], false);
           }
         }
-        const int i = m - 1 - (s - 2 * j);
-        T x = cj[i - 1], y = cj[i];
-        const T zz = givens_encode(givens_make(x, y));
-        g = givens_decode(zz);
-        givens_apply(g, x, y, false);
-        cj[i - 1] = x;
-        cj[i] = zz;
+        g = qr_win_make(cj, m - 1 - (s - 2 * j));
       }
       cache[(s & 1) * qr_win_max_rot + slot] = g;
     };
@@ -264,11 +268,7 @@ __global__ void __launch_bounds__(TPB) qr_wla_kernel(Loc loc, int m, int n, inde
     };
 
     zset zc = prefetch(0);
-#pragma unroll 4
-    for (int e = tid; e < nw * m; e += TPB) {
-      const int l = e / m, r = e - l * m;
-      w[l * ldw + r] = a[r + index_t(c0 + l) * lda];
-    }
+    qr_win_copy<true, TPB>(w, ldw, a, lda, c0, nw, m);
     __syncthreads();
     zset zn = prefetch(1);
     make(0, zc);
@@ -302,11 +302,7 @@ __global__ void __launch_bounds__(TPB) qr_wla_kernel(Loc loc, int m, int n, inde
       __syncthreads();
     }
 
-#pragma unroll 4
-    for (int e = tid; e < nw * m; e += TPB) {
-      const int l = e / m, r = e - l * m;
-      a[r + index_t(c0 + l) * lda] = w[l * ldw + r];
-    }
+    qr_win_copy<false, TPB>(w, ldw, a, lda, c0, nw, m);
     __syncthreads();  // stores visible to the next window's decodes; window reused
   }
 }
@@ -343,25 +339,32 @@ inline bool qr_wla_launch(const backend::cuda& b, Loc loc, index_t m, index_t n,
 /// (n = 72 / 80 / 96: 8.38 / 9.81 / 6.46 against 8.88 / 10.28 / 6.91 for
 /// qr_win_kernel) and 256 above (n = 112 / 128: 11.43 / 14.06 against
 /// 13.76 / 16.51, 5 000 matrices).
+/// double and complex<float> take qr_win_kernel (256 threads) only where
+/// the team path's block leaves room for one per SM (from 120 x 120 on
+/// Hopper): n = 128 9.11 ms against 14.45 (double) and 8.90 against 13.87
+/// (complex<float>), n = 120 8.47 against 12.91 and 8.22 against 12.35, while at
+/// n = 112 (two blocks per SM) the team path stays faster (6.77 against
+/// 6.96, 6.62 against 7.23); the look-ahead kernel did not help them, nor
+/// any windowed kernel float.
 template <class T>
 inline constexpr bool qr_win_type = std::is_same_v<T, complex<double>>;
+template <class T>
+inline constexpr bool qr_win_type8 = std::is_same_v<T, double> || std::is_same_v<T, complex<float>>;
 constexpr index_t qr_win_min_m = 64;
 constexpr index_t qr_win_min_n = 33;
 constexpr index_t qr_wla_min_m = 72;
 
-/// @brief qr_factor through the windowed kernels where they apply
-///        (qr_win_type<T>, the sizes above, a window that fits the
-///        device's shared memory: 32 columns, else 16).
+/// @brief qr_factor through the windowed kernels where they apply (the
+///        types and sizes above, a window that fits the device's shared
+///        memory: 32 columns, else 16).
 /// @return false, launching nothing, where they do not.
 /// @throws invalid_argument for a batch beyond one grid; device_error when
 ///         a CUDA call fails.
 template <class T, class Loc>
 inline bool qr_win_factor(const backend::cuda& b, Loc loc, index_t m, index_t n, index_t lda, index_t count,
                           const char* name) {
-  if constexpr (!qr_win_type<T>) {
-    return false;
-  } else {
-    if (m < qr_win_min_m || m > qr_win_max_m || n < qr_win_min_n) return false;
+  if (m < qr_win_min_m || m > qr_win_max_m || n < qr_win_min_n) return false;
+  if constexpr (qr_win_type<T>) {
     if (m < qr_wla_min_m)
       return qr_win_launch<T, 32, 128>(b, loc, m, n, lda, count, name) ||
              qr_win_launch<T, 16, 128>(b, loc, m, n, lda, count, name);
@@ -370,6 +373,17 @@ inline bool qr_win_factor(const backend::cuda& b, Loc loc, index_t m, index_t n,
              qr_win_launch<T, 16, 128>(b, loc, m, n, lda, count, name);
     return qr_wla_launch<T, 32, 256, 2>(b, loc, m, n, lda, count, name) ||
            qr_win_launch<T, 16, 128>(b, loc, m, n, lda, count, name);
+  } else if constexpr (qr_win_type8<T>) {
+    // The team path's block: the staged matrix, the rotation cache and the
+    // 1 KB the driver reserves per block; an SM has 1 KB more than the
+    // per-block limit (Hopper: 228 against 227 KB).
+    const std::size_t team = std::size_t(padded_ld<T>(m)) * std::size_t(n) * sizeof(T) + qr_cache_bytes<T>(n) + 1024;
+    emgpu::detail::device_guard guard(b.device);
+    if (2 * team <= std::size_t(smem_optin(b.device)) + 1024) return false;  // two team blocks per SM
+    return qr_win_launch<T, 32, 256>(b, loc, m, n, lda, count, name) ||
+           qr_win_launch<T, 16, 128>(b, loc, m, n, lda, count, name);
+  } else {
+    return false;
   }
 }
 
