@@ -42,10 +42,33 @@ constexpr index_t qr_win_max_m = 128;
 /// At most this many rotations in one stage for m <= qr_win_max_m (m / 2).
 constexpr int qr_win_max_rot = 64;
 
-/// Dynamic shared memory of qr_win_kernel<T, NW> for m rows.
+/// Dynamic shared memory of the windowed kernels for m rows: the window
+/// and `stages` stages of rotations (qr_win_kernel 1, qr_wla_kernel 2).
 template <class T, int NW>
-constexpr std::size_t qr_win_bytes(index_t m) {
-  return align16(std::size_t(padded_ld<T>(m)) * NW * sizeof(T)) + qr_win_max_rot * sizeof(givens<T>);
+constexpr std::size_t qr_win_bytes(index_t m, int stages) {
+  return align16(std::size_t(padded_ld<T>(m)) * NW * sizeof(T)) + stages * qr_win_max_rot * sizeof(givens<T>);
+}
+
+/// Launches a windowed kernel `kern` on count matrices with `bytes` of
+/// dynamic shared memory and tpb threads per block.
+/// @return false, launching nothing, when `bytes` exceeds the device's
+///         shared memory per block.
+/// @throws invalid_argument for a batch beyond one grid or sizes outside
+///         n <= m <= qr_win_max_m; device_error when a CUDA call fails.
+template <class Kern, class Loc>
+inline bool qr_win_run(const backend::cuda& b, Kern kern, std::size_t bytes, int tpb, Loc loc, index_t m,
+                       index_t n, index_t lda, index_t count, const char* name) {
+  if (count <= 0) return true;
+  emgpu::detail::device_guard guard(b.device);
+  detail_require(count <= index_t(0x7fffffff), std::string(name) + ": batch too large for one grid");
+  detail_require(m <= qr_win_max_m && n <= m, std::string(name) + ": the windowed QR needs n <= m <= 128");
+  if (bytes > std::size_t(smem_optin(b.device))) return false;
+  EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+  EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        int(cudaSharedmemCarveoutMaxShared)));
+  kern<<<unsigned(count), unsigned(tpb), bytes, b.stream>>>(loc, int(m), int(n), lda);
+  emgpu::detail::check_cuda(cudaGetLastError(), name, __FILE__, __LINE__);
+  return true;
 }
 
 /// Copies window columns c0..c0+nw-1 (m rows) from global memory into the
@@ -164,26 +187,7 @@ __global__ void __launch_bounds__(TPB) qr_win_kernel(Loc loc, int m, int n, inde
 template <class T, int NW, int TPB, class Loc>
 inline bool qr_win_launch(const backend::cuda& b, Loc loc, index_t m, index_t n, index_t lda, index_t count,
                           const char* name) {
-  if (count <= 0) return true;
-  emgpu::detail::device_guard guard(b.device);
-  detail_require(count <= index_t(0x7fffffff), std::string(name) + ": batch too large for one grid");
-  detail_require(m <= qr_win_max_m && n <= m, std::string(name) + ": qr_win_launch needs n <= m <= 128");
-  const std::size_t bytes = qr_win_bytes<T, NW>(m);
-  if (bytes > std::size_t(smem_optin(b.device))) return false;
-  auto kern = qr_win_kernel<T, NW, TPB, Loc>;
-  EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
-  EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                        int(cudaSharedmemCarveoutMaxShared)));
-  kern<<<unsigned(count), unsigned(TPB), bytes, b.stream>>>(loc, int(m), int(n), lda);
-  emgpu::detail::check_cuda(cudaGetLastError(), name, __FILE__, __LINE__);
-  return true;
-}
-
-/// Dynamic shared memory of qr_wla_kernel<T, NW, ...> for m rows: the
-/// window and two stages of rotations.
-template <class T, int NW>
-constexpr std::size_t qr_wla_bytes(index_t m) {
-  return align16(std::size_t(padded_ld<T>(m)) * NW * sizeof(T)) + 2 * qr_win_max_rot * sizeof(givens<T>);
+  return qr_win_run(b, qr_win_kernel<T, NW, TPB, Loc>, qr_win_bytes<T, NW>(m, 1), TPB, loc, m, n, lda, count, name);
 }
 
 /// qr_win_kernel with look-ahead: the first GW warps make (window columns)
@@ -316,19 +320,8 @@ __global__ void __launch_bounds__(TPB) qr_wla_kernel(Loc loc, int m, int n, inde
 template <class T, int NW, int TPB, int GW, class Loc>
 inline bool qr_wla_launch(const backend::cuda& b, Loc loc, index_t m, index_t n, index_t lda, index_t count,
                           const char* name) {
-  if (count <= 0) return true;
-  emgpu::detail::device_guard guard(b.device);
-  detail_require(count <= index_t(0x7fffffff), std::string(name) + ": batch too large for one grid");
-  detail_require(m <= qr_win_max_m && n <= m, std::string(name) + ": qr_wla_launch needs n <= m <= 128");
-  const std::size_t bytes = qr_wla_bytes<T, NW>(m);
-  if (bytes > std::size_t(smem_optin(b.device))) return false;
-  auto kern = qr_wla_kernel<T, NW, TPB, GW, Loc>;
-  EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
-  EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                        int(cudaSharedmemCarveoutMaxShared)));
-  kern<<<unsigned(count), unsigned(TPB), bytes, b.stream>>>(loc, int(m), int(n), lda);
-  emgpu::detail::check_cuda(cudaGetLastError(), name, __FILE__, __LINE__);
-  return true;
+  return qr_win_run(b, qr_wla_kernel<T, NW, TPB, GW, Loc>, qr_win_bytes<T, NW>(m, 2), TPB, loc, m, n, lda, count,
+                    name);
 }
 
 /// Where qr_factor takes the windowed kernels: complex<double> (the
