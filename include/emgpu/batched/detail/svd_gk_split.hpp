@@ -1,10 +1,12 @@
 /// @file
-/// @brief The QR-method SVD (svd_gk.hpp) as a pipeline of three kernels, for
+/// @brief The QR-method SVD (svd_gk.hpp) as a pipeline of kernels, for
 ///        CUDA: (1) one team per matrix scales and bidiagonalises, leaving
 ///        the reflectors in A; (2) one thread per matrix runs the QR
 ///        iteration on its bidiagonal B and logs the rotations; (3) one
+///        thread per row of U_B or V_B (the real n x n products of the
+///        rotations) replays the log on its row of the identity; (4) one
 ///        thread per row of U or V builds its row of Q_L or Q_R from the
-///        reflectors, replays the log on it, then applies the signs and the
+///        reflectors and multiplies it by U_B or V_B, with the signs and the
 ///        descending order.
 ///
 /// Why: in the one-kernel version one thread of each team generates about
@@ -13,19 +15,28 @@
 /// the chain set the time (H100, 100 000 complex<double> 32 x 32: 68 of the
 /// 171 ms with U and V was the singular values alone), and forming Q_L, Q_R
 /// column by column took most of the rest. Here the chains of all matrices
-/// run side by side, one per thread, and the rows of U and V are built and
-/// rotated with no team barrier at all (rows are independent under column
-/// rotations; a row of H_0 H_1 ... needs only that row). 52.8 ms there.
+/// run side by side, one per thread, and the rows are built and rotated
+/// with no team barrier at all (rows are independent under column
+/// rotations; a row of H_0 H_1 ... needs only that row). Until session 20
+/// one kernel built each complex row of Q_L, Q_R with the reflectors read
+/// through L1 and replayed the rotations on it. Most of its time was the
+/// build (L1 is small beside the shared memory the rows take), so the
+/// build now stages the reflectors in shared memory, several per pass, and
+/// the rotations are accumulated apart on real rows and applied as one
+/// product (n^2 real-by-complex products a row); H100, 100 000 x 32 x 32,
+/// U, S, V: 48.1 -> 39.5 ms, 5 000 x 128: 435 -> 292 (docs/batched-log.md).
 ///
 /// The iteration is the core's (the same gk_next_sweep, gk_rotate_row and
-/// selection sort); Q_L and Q_R are formed row-wise instead of column-wise,
-/// so the factors agree with svd_gk_core to rounding, not bitwise.
+/// selection sort); Q_L and Q_R are formed row-wise instead of column-wise
+/// and the rotations accumulated apart, so the factors agree with
+/// svd_gk_core to rounding, not bitwise.
 ///
 /// The log of a matrix holds a fixed number of reals per stream (left
 /// rotations for U, right ones for V); a chain that fills it pauses at a
-/// sweep boundary, the rows take what is logged, and the next round goes
-/// on from the saved state (6 n^2 steps at most, LAPACK's limit, as in the
-/// core). The batch is cut into chunks whose workspace fits a budget.
+/// sweep boundary, the rows of U_B and V_B take what is logged and are kept
+/// in the workspace, and the next round goes on from the saved state (6 n^2
+/// steps at most, LAPACK's limit, as in the core). The batch is cut into
+/// chunks whose workspace fits a budget.
 #pragma once
 
 #include <algorithm>
@@ -234,8 +245,8 @@ EMGPU_HD inline bool gk_replay_row(const gk_row<T>& x, const R* __restrict__ log
   }
 }
 
-/// Arguments of the row kernel (kernel 3): the rows of U (m, left stream)
-/// and of V (n, right stream) of every matrix.
+/// Arguments of the row kernels (kernels 3 and 4): the rows of U (m, left
+/// stream) and of V (n, right stream) of every matrix, and U_B, V_B.
 template <class T>
 struct gk_rows_args {
   using R = real_type_t<T>;
@@ -253,7 +264,9 @@ struct gk_rows_args {
   const R* log_r;
   const index_t* perm;
   bool sign_v;  // negative d_j negates V's column j (else U's)
-  bool first;   // first round: rows from the reflectors, else from U, V
+  bool first;   // first round: rows of U_B, V_B from the identity, else from ub, vb
+  R* ub;        // U_B (left rotations), n x n column-major per matrix (null: U not wanted)
+  R* vb;        // V_B (right rotations)
 };
 
 /// Loads an entry of the reflectors: through the read-only path on CUDA,
@@ -310,83 +323,122 @@ EMGPU_HD inline void gk_reflect_row(const gk_rows_args<T>& a, index_t k, bool is
   }
 }
 
-/// Stores a replayed row x (n entries at stride xs) to g (stride ld):
-/// final (the iteration ended) with the signs and the descending order,
-/// else as it is.
+/// Row r of U (V) once the iteration has ended: y (row r of Q_L or Q_R,
+/// its first n entries at stride ys) times U_B (V_B), each output column j
+/// taken from column perm[j] with the sign of d there, stored to g (stride
+/// ld). Four output columns at a time, so that each entry of y is read
+/// once per four products.
 template <class T>
-EMGPU_HD inline void gk_row_store(const gk_rows_args<T>& a, index_t k, bool is_u, bool fin, const T* x, int xs, T* g,
-                                  index_t ld) {
+EMGPU_HD inline void gk_form_row(const gk_rows_args<T>& a, index_t k, bool is_u, const T* y, int ys, T* g,
+                                 index_t ld) {
   using R = real_type_t<T>;
   const index_t n = a.n;
-  if (!fin) {
-    for (index_t j = 0; j < n; ++j) g[j * ld] = x[j * xs];
-    return;
-  }
   const R* d = a.de + 2 * k * n;
   const index_t* pm = a.perm + k * n;
+  const R* bm = (is_u ? a.ub : a.vb) + k * n * n;
   const bool signs = is_u != a.sign_v;
-  for (index_t j = 0; j < n; ++j) {
-    const index_t src = pm[j];
-    const T val = x[src * xs];
-    g[j * ld] = (signs && d[src] < R(0)) ? -val : val;
+  for (index_t j0 = 0; j0 < n; j0 += 4) {
+    index_t src[4];
+    T acc[4];
+    for (int t = 0; t < 4; ++t) {
+      src[t] = j0 + t < n ? pm[j0 + t] : pm[j0];
+      acc[t] = T(0);
+    }
+    for (index_t i = 0; i < n; ++i) {
+      const T yi = y[i * ys];
+      for (int t = 0; t < 4; ++t) acc[t] += mul_real(yi, bm[src[t] * n + i]);
+    }
+    for (int t = 0; t < 4; ++t)
+      if (j0 + t < n) g[(j0 + t) * ld] = (signs && d[src[t]] < R(0)) ? -acc[t] : acc[t];
   }
 }
 
-/// One row (host): build or load it into x (max(m, n) entries at stride
-/// xs), replay, store.
+/// Row r of U_B (left stream) or V_B (right) on the host: from the identity
+/// (first round) or as kept, the round's log replayed on it, kept again.
 template <class T>
-EMGPU_HD inline void gk_rows_one(const gk_rows_args<T>& a, index_t k, bool is_u, index_t r, T* x, int xs) {
+EMGPU_HD inline void gk_basis_one(const gk_rows_args<T>& a, index_t k, bool is_u, index_t r) {
+  using R = real_type_t<T>;
   if (a.ctl[k].state == 2) return;
   const index_t n = a.n;
+  R* x = (is_u ? a.ub : a.vb) + k * n * n + r;  // entry j at x[j * n]
+  if (a.first)
+    for (index_t j = 0; j < n; ++j) x[j * n] = R(j == r ? 1 : 0);
+  gk_replay_row(gk_row<R>{x, int(n)}, (is_u ? a.log_l : a.log_r) + k * a.cap, is_u);
+}
+
+/// Row r of U or V on the host (y: room for m entries at stride ys).
+template <class T>
+EMGPU_HD inline void gk_form_one(const gk_rows_args<T>& a, index_t k, bool is_u, index_t r, T* y, int ys) {
+  gk_reflect_row(a, k, is_u, r, y, ys);
   T* g = is_u ? a.u + k * a.su + r : a.v + k * a.sv + r;
-  const index_t ld = is_u ? a.ldu : a.ldv;
-  if (a.first) gk_reflect_row(a, k, is_u, r, x, xs);
-  else
-    for (index_t j = 0; j < n; ++j) x[j * xs] = g[j * ld];
-  const bool fin = gk_replay_row(gk_row<T>{x, xs}, (is_u ? a.log_l : a.log_r) + k * a.cap, is_u);
-  gk_row_store(a, k, is_u, fin, x, xs, g, ld);
+  gk_form_row(a, k, is_u, y, ys, g, is_u ? a.ldu : a.ldv);
 }
 
 template <class T>
-inline void gk_rows(const backend::serial&, const gk_rows_args<T>& a, index_t count) {
-  std::vector<T> x(std::size_t(std::max<index_t>(a.m, 1)));
-  for (index_t k = 0; k < count; ++k) {
-    if (a.u)
-      for (index_t r = 0; r < a.m; ++r) gk_rows_one(a, k, true, r, x.data(), 1);
-    if (a.v)
-      for (index_t r = 0; r < a.n; ++r) gk_rows_one(a, k, false, r, x.data(), 1);
-  }
-}
-
-template <class T>
-inline void gk_rows(const backend::openmp& b, const gk_rows_args<T>& a, index_t count) {
-#if defined(_OPENMP)
-#pragma omp parallel num_threads(b.threads())
-  {
-    std::vector<T> x(std::size_t(std::max<index_t>(a.m, 1)));
-#pragma omp for schedule(dynamic, 4)
-    for (index_t k = 0; k < count; ++k) {
-      if (a.u)
-        for (index_t r = 0; r < a.m; ++r) gk_rows_one(a, k, true, r, x.data(), 1);
-      if (a.v)
-        for (index_t r = 0; r < a.n; ++r) gk_rows_one(a, k, false, r, x.data(), 1);
+inline void gk_basis(const backend::serial&, const gk_rows_args<T>& a, index_t count) {
+  for (index_t k = 0; k < count; ++k)
+    for (index_t r = 0; r < a.n; ++r) {
+      if (a.ub) gk_basis_one(a, k, true, r);
+      if (a.vb) gk_basis_one(a, k, false, r);
     }
-  }
+}
+
+template <class T>
+inline void gk_basis(const backend::openmp& b, const gk_rows_args<T>& a, index_t count) {
+#if defined(_OPENMP)
+#pragma omp parallel for num_threads(b.threads()) schedule(dynamic, 4)
+  for (index_t k = 0; k < count; ++k)
+    for (index_t r = 0; r < a.n; ++r) {
+      if (a.ub) gk_basis_one(a, k, true, r);
+      if (a.vb) gk_basis_one(a, k, false, r);
+    }
 #else
-  gk_rows(static_cast<const backend::serial&>(b), a, count);
+  gk_basis(static_cast<const backend::serial&>(b), a, count);
 #endif
 }
 
-/// Least number of reals of the log the row kernel stages at a time: two
+template <class T>
+inline void gk_form(const backend::serial&, const gk_rows_args<T>& a, index_t count) {
+  std::vector<T> y(std::size_t(std::max<index_t>(a.m, 1)));
+  for (index_t k = 0; k < count; ++k) {
+    if (a.u)
+      for (index_t r = 0; r < a.m; ++r) gk_form_one(a, k, true, r, y.data(), 1);
+    if (a.v)
+      for (index_t r = 0; r < a.n; ++r) gk_form_one(a, k, false, r, y.data(), 1);
+  }
+}
+
+template <class T>
+inline void gk_form(const backend::openmp& b, const gk_rows_args<T>& a, index_t count) {
+#if defined(_OPENMP)
+#pragma omp parallel num_threads(b.threads())
+  {
+    std::vector<T> y(std::size_t(std::max<index_t>(a.m, 1)));
+#pragma omp for schedule(dynamic, 4)
+    for (index_t k = 0; k < count; ++k) {
+      if (a.u)
+        for (index_t r = 0; r < a.m; ++r) gk_form_one(a, k, true, r, y.data(), 1);
+      if (a.v)
+        for (index_t r = 0; r < a.n; ++r) gk_form_one(a, k, false, r, y.data(), 1);
+    }
+  }
+#else
+  gk_form(static_cast<const backend::serial&>(b), a, count);
+#endif
+}
+
+/// Least number of reals of the log the basis kernel stages at a time: two
 /// whole sweeps (a header and n - 1 rotations each) and the end marker.
 inline index_t gk_log_chunk_min(index_t n) {
   const index_t c = 2 * (4 + 2 * n) + 4;
   return c + (c & 1);
 }
 
-/// Rows per block of the row kernel: 32 where the device's shared memory
-/// per block holds them, fewer on smaller GPUs, 0 when not even one row
-/// fits (the caller then runs the one-kernel path). Host backends: 1.
+/// Rows per block of the row kernels: 32 where the device's shared memory
+/// per block holds them (the form kernel's m entries of T a row and its
+/// staging; the basis kernel's n reals a row and two sweeps), fewer on
+/// smaller GPUs, 0 when not even one row fits (the caller then runs the
+/// one-kernel path). Host backends: 1.
 template <class T>
 inline int gk_rows_width(const backend::serial&, index_t, index_t) {
   return 1;
@@ -397,23 +449,42 @@ inline int gk_rows_width(const backend::openmp&, index_t, index_t) {
 }
 
 #if defined(__CUDACC__)
+/// Reflectors the form kernel applies per pass over a row (compact WY):
+/// each pass reads and writes the row once for gk_blk reflectors, where one
+/// at a time the kernel was bound by shared memory (ncu, H100, n = 32: the
+/// pipe 97 % busy, each reflector reading the row twice and writing it
+/// once).
+constexpr int gk_blk = 4;
+
+/// Shared memory of the form kernel for ys rows per block: the rows, two
+/// blocks of gk_blk reflectors (with their tau), two blocks of eight
+/// columns of U_B.
+template <class T>
+inline std::size_t gk_form_bytes(index_t m, index_t n, int ys) {
+  return align16(std::size_t(ys) * std::size_t(m) * sizeof(T)) + 2 * gk_blk * std::size_t(m + 1) * sizeof(T) +
+         2 * 8 * std::size_t(n) * sizeof(real_type_t<T>);
+}
+
 template <class T>
 inline int gk_rows_width(const backend::cuda& b, index_t m, index_t n) {
   const int optin = smem_optin(b.device) - 1024;
   const std::size_t log = std::size_t(gk_log_chunk_min(n)) * sizeof(real_type_t<T>);
   int w = 32;
-  while (w > 0 && align16(std::size_t(w) * std::size_t(m) * sizeof(T)) + log > std::size_t(optin)) w /= 2;
+  while (w > 0 && std::max(gk_form_bytes<T>(m, n, w > 1 ? w / 2 : 1),
+                           align16(std::size_t(w) * std::size_t(n) * sizeof(real_type_t<T>)) + log) >
+                      std::size_t(optin))
+    w /= 2;
   return w;
 }
 
-/// Reals of the log the row kernel stages at a time, beside rows_bytes of
+/// Reals of the log the basis kernel stages at a time, beside rows_bytes of
 /// rows: as many as fit without costing a resident block per SM, at least
 /// gk_log_chunk_min(n), at most the log itself. The shared memory per block
 /// sets how many row blocks an SM holds, and their latency-bound replay
 /// runs faster with more of them (H200, 100 000 x 32 x 32 complex<double>,
-/// U and V, fixed chunks: 384 reals, 20 KB a block, 11 blocks per SM: 48.1
-/// ms; 256 or 192, 12 blocks: 46.2 / 46.3; 768: 53.8); a chunk shorter than
-/// the room left changes nothing but the number of refills.
+/// U and V, complex rows, fixed chunks: 384 reals, 20 KB a block, 11 blocks
+/// per SM: 48.1 ms; 256 or 192, 12 blocks: 46.2 / 46.3; 768: 53.8); a chunk
+/// shorter than the room left changes nothing but the number of refills.
 template <class R>
 inline index_t gk_log_chunk(const backend::cuda& b, std::size_t rows_bytes, index_t n, index_t cap) {
   int per_sm = 0, reserved = 0, max_blocks = 0;
@@ -431,38 +502,75 @@ inline index_t gk_log_chunk(const backend::cuda& b, std::size_t rows_bytes, inde
   return c < cmin ? cmin : c;
 }
 
-/// One thread per row, w rows per block (gk_rows_width), the rows in shared
-/// memory at stride w (a warp's entries of one column are contiguous: no
-/// bank conflicts). The block stages the matrix's log through shared memory
-/// chunk by chunk, loaded by all its threads at once: read straight from
-/// global memory every rotation waited out a load (H100, 100 000 x 32: 20 ms
-/// for the rows). Every thread follows the same log, so the loop is uniform
-/// and threads past the last row only help with the loads.
-/// Block b: matrix b / per, then U's row blocks, then V's.
+/// gk_rotate_row's sweep case (rotation k on entries c0 + k, c0 + k + 1) on
+/// a real row at stride w in shared memory, with the (c, s) pairs 2R-
+/// aligned, four rotations at a time: the four entries and pairs are loaded
+/// before the first store (the compiler cannot tell that a store does not
+/// alias the next loads, and each rotation would wait out a load). Same
+/// operations in the same order as gk_rotate_row.
+template <class R>
+__device__ __forceinline__ void gk_sweep_real(R* x, int w, index_t c0, index_t cnt, const R* cs) {
+  using R2 = std::conditional_t<std::is_same_v<R, double>, double2, float2>;
+  const R2* p = reinterpret_cast<const R2*>(cs);
+  R* e = x + c0 * w;
+  R xv = e[0];
+  index_t k = 0;
+  for (; k + 4 <= cnt; k += 4) {
+    R y[4];
+    R2 q[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      y[u] = e[(k + u + 1) * w];
+      q[u] = p[k + u];
+    }
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      e[(k + u) * w] = xv * q[u].x + y[u] * q[u].y;
+      xv = y[u] * q[u].x - xv * q[u].y;
+    }
+  }
+  for (; k < cnt; ++k) {
+    const R yv = e[(k + 1) * w];
+    const R2 q = p[k];
+    e[k * w] = xv * q.x + yv * q.y;
+    xv = yv * q.x - xv * q.y;
+  }
+  e[cnt * w] = xv;
+}
+
+/// Kernel 3: one thread per row of U_B or V_B (real), w rows per block
+/// (gk_rows_width), the rows in shared memory at stride w (a warp's entries
+/// of one column are contiguous: no bank conflicts). The block stages the
+/// matrix's log through shared memory chunk by chunk, loaded by all its
+/// threads at once: read straight from global memory every rotation waited
+/// out a load (H100, 100 000 x 32: 20 ms for the rows). Every thread
+/// follows the same log, so the loop is uniform and threads past the last
+/// row only help with the loads. Block b: matrix b / per, then U_B's row
+/// blocks, then V_B's.
 template <class T>
-__global__ void __launch_bounds__(32) gk_rows_kernel(gk_rows_args<T> a, index_t blocks_u, index_t blocks_v,
-                                                     int w, index_t chunk) {
+__global__ void __launch_bounds__(32) gk_basis_kernel(gk_rows_args<T> a, index_t blocks_u, index_t blocks_v,
+                                                      int w, index_t chunk) {
   using R = real_type_t<T>;
-  extern __shared__ __align__(16) unsigned char emgpu_gk_rows_smem[];
+  extern __shared__ __align__(16) unsigned char emgpu_gk_basis_smem[];
   const index_t per = blocks_u + blocks_v;
   const index_t k = index_t(blockIdx.x) / per;
   const index_t j = index_t(blockIdx.x) % per;
   if (a.ctl[k].state == 2) return;  // uniform over the block
   const bool is_u = j < blocks_u;
-  const index_t r = (is_u ? j : j - blocks_u) * w + threadIdx.x;
-  const bool active = r < (is_u ? a.m : a.n);
   const index_t n = a.n;
-  T* x = reinterpret_cast<T*>(emgpu_gk_rows_smem) + threadIdx.x;
-  R* buf = reinterpret_cast<R*>(emgpu_gk_rows_smem + align16(std::size_t(w) * std::size_t(a.m) * sizeof(T)));
+  const index_t r = (is_u ? j : j - blocks_u) * w + threadIdx.x;
+  const bool active = r < n;
+  R* x = reinterpret_cast<R*>(emgpu_gk_basis_smem) + threadIdx.x;
+  R* buf = reinterpret_cast<R*>(emgpu_gk_basis_smem + align16(std::size_t(w) * std::size_t(n) * sizeof(R)));
   const R* log = (is_u ? a.log_l : a.log_r) + k * a.cap;
-  T* g = is_u ? a.u + k * a.su + r : a.v + k * a.sv + r;
-  const index_t ld = is_u ? a.ldu : a.ldv;
+  R* g = (is_u ? a.ub : a.vb) + k * n * n + r;  // column-major: the block's stores coalesce
   if (active) {
-    if (a.first) gk_reflect_row(a, k, is_u, r, x, w);
+    if (a.first)
+      for (index_t c = 0; c < n; ++c) x[c * w] = R(c == r ? 1 : 0);
     else
-      for (index_t c = 0; c < n; ++c) x[c * w] = g[c * ld];
+      for (index_t c = 0; c < n; ++c) x[c * w] = g[c * n];
   }
-  const gk_row<T> row{x, w};
+  const gk_row<R> row{x, w};
   index_t base = 0;
   auto refill = [&](index_t from) {
     __syncwarp();
@@ -471,50 +579,309 @@ __global__ void __launch_bounds__(32) gk_rows_kernel(gk_rows_args<T> a, index_t 
     __syncwarp();
   };
   refill(0);
-  bool fin = false;
   for (index_t pos = 0;;) {
     if (pos + 4 > base + chunk) refill(pos);
     const R* h = buf + (pos - base);
     const int kind = int(h[0]);
-    if (kind == gk_done || kind == gk_pause) {
-      fin = kind == gk_done;
-      break;
-    }
+    if (kind == gk_done || kind == gk_pause) break;
     const index_t lo = index_t(h[1]), hi = index_t(h[2]), zi = index_t(h[3]);
     const index_t cnt = kind == gk_sweep_qr ? hi - lo : is_u ? hi - zi : hi - lo;
     if (pos + 4 + 2 * cnt > base + chunk) {
       refill(pos);
       h = buf;
     }
-    if (active) {
-      if (kind == gk_sweep_qr) gk_rotate_row(row, 0, lo, cnt, h + 4, false, 0, 1);
+    if (active) {  // h + 4 is 2R-aligned: pos - base and the header are even, buf 16-byte aligned
+      if (kind == gk_sweep_qr) gk_sweep_real(x, w, lo, cnt, h + 4);
       else if (is_u) gk_rotate_row(row, 0, zi + 1, cnt, h + 4, true, zi, 1);
       else gk_rotate_row(row, 0, hi - 1, cnt, h + 4, true, hi, -1);
     }
     pos += 4 + 2 * cnt;
   }
-  if (active) gk_row_store(a, k, is_u, fin, x, w, g, ld);
+  if (active)
+    for (index_t c = 0; c < n; ++c) g[c * n] = x[c * w];
+}
+
+/// Asynchronous copy of one element (4, 8 or 16 bytes) into shared memory.
+template <class T>
+__device__ __forceinline__ void gk_cp_async(T* s, const T* g) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned a = unsigned(__cvta_generic_to_shared(s));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(a), "l"(g), "n"(int(sizeof(T))) : "memory");
+#else
+  *s = *g;
+#endif
+}
+
+/// Stages reflectors q0 .. q0 + gk_blk - 1 of the left (U) or right (V)
+/// side as dense columns of W (column b at wb[b (m + 1) + i], entries from
+/// the first unit entry p0 on; its tau at wb[b (m + 1) + m]): the entries
+/// below each unit entry by cp.async (the caller commits the group), the
+/// unit entries and the zeros above them by plain stores, columns past the
+/// last reflector zero (tau 0: no effect).
+template <int BLK, class A, class T>
+__device__ __forceinline__ void gk_stage_block(const A& a, index_t k, bool is_u, index_t q0, index_t steps, T* wb,
+                                               int w) {
+  const index_t m = a.m, n = a.n;
+  const index_t len = is_u ? m : n;
+  const T* ak = a.a + k * a.sa;
+  const index_t p0 = is_u ? q0 : q0 + 1;
+  const int lane = int(threadIdx.x);
+  for (int b = 0; b < BLK; ++b) {
+    T* col = wb + b * (m + 1);
+    const index_t q = q0 + b, p = p0 + b;
+    if (q < steps) {
+      if (is_u)
+        for (index_t i = p + 1 + lane; i < len; i += w) gk_cp_async(col + i, ak + q * a.lda + i);
+      else
+        for (index_t i = p + 1 + lane; i < len; i += w) gk_cp_async(col + i, ak + q + i * a.lda);
+      if (lane == 0) gk_cp_async(col + m, a.tau + 2 * k * n + (is_u ? q : n + q));
+      for (index_t i = p0 + lane; i <= p && i < len; i += w) col[i] = T(i == p ? 1 : 0);
+    } else {
+      for (index_t i = p0 + lane; i < len; i += w) col[i] = T(0);
+      if (lane == 0) col[m] = T(0);
+    }
+  }
+}
+
+/// gk_reflect_row for a block (one warp) at once, LPR lanes per row (1 or
+/// 2): lane group rr builds row r of its block (active: r is a row), lane h
+/// of a pair the entries i = h mod 2 (y: entry i at y[i * ys], ys = rows
+/// per block). Reflectors go BLK at a time in compact WY form, H_q ...
+/// H_q+BLK-1 = I - W T W^H (LAPACK larft, forward, columnwise), so a row
+/// takes y - ((y W) T) W^H: one pass for the BLK dot products, one for the
+/// update. The next block is copied into shared memory while this one is
+/// applied (wb: two blocks). Why: the host version reads the reflectors
+/// through L1, which the shared-memory carveout of the row kernels leaves
+/// small beside a dozen matrices' reflectors per SM (H100, 100 000 x 32 x
+/// 32: 22 ms for the vectors read that way, 11.4 staged one reflector at a
+/// time, which ncu then showed bound by the shared-memory traffic of the
+/// row: two reads and a write of it per reflector). The sums run in
+/// another order than on the host: the factors differ by rounding.
+template <int BLK, int LPR, class A, class T>
+__device__ __forceinline__ void gk_reflect_row_staged(const A& a, index_t k, bool is_u, index_t r, bool active,
+                                                      T* y, int ys, T* wb, int w) {
+  static_assert(LPR == 1 || LPR == 2);
+  using R = real_type_t<T>;
+  const index_t m = a.m, n = a.n;
+  const index_t len = is_u ? m : n;
+  const index_t steps = is_u ? n : n - 1;
+  const int lane = int(threadIdx.x), h = LPR == 2 ? lane & 1 : 0;
+  const unsigned full = 0xffffffffu;
+  const auto xor_sum = [&](T v, int mask) {
+    if constexpr (is_complex_v<T>)
+      return T(v.real() + __shfl_xor_sync(full, v.real(), mask), v.imag() + __shfl_xor_sync(full, v.imag(), mask));
+    else
+      return v + __shfl_xor_sync(full, v, mask);
+  };
+  if (active)
+    for (index_t i = h; i < len; i += LPR) y[i * ys] = T(i == r ? 1 : 0);
+  if (steps <= 0) return;
+  const std::size_t slot = std::size_t(BLK) * std::size_t(m + 1);
+  gk_stage_block<BLK>(a, k, is_u, 0, steps, wb, w);
+  emgpu::detail::cp_async_commit();
+  for (index_t q0 = 0, sl = 0; q0 < steps; q0 += BLK, sl ^= 1) {
+    const T* W = wb + sl * slot;
+    if (q0 + BLK < steps) gk_stage_block<BLK>(a, k, is_u, q0 + BLK, steps, wb + (sl ^ 1) * slot, w);
+    emgpu::detail::cp_async_commit();
+    emgpu::detail::cp_async_wait<1>();
+    __syncwarp();
+    const index_t p0 = is_u ? q0 : q0 + 1;  // first unit entry of the block
+    // G = W^H W (upper part) from every lane's share of the entries, then T
+    // on every lane (BLK x BLK, upper triangular).
+    T g[BLK][BLK];
+#pragma unroll
+    for (int c = 0; c < BLK; ++c)
+#pragma unroll
+      for (int b = 0; b < BLK; ++b) g[c][b] = T(0);
+    for (index_t i = p0 + lane; i < len; i += w) {
+      T wi[BLK];
+#pragma unroll
+      for (int b = 0; b < BLK; ++b) wi[b] = W[b * (m + 1) + i];
+#pragma unroll
+      for (int b = 1; b < BLK; ++b)
+#pragma unroll
+        for (int c = 0; c < b; ++c) g[c][b] += conj_any(wi[c]) * wi[b];
+    }
+#pragma unroll
+    for (int b = 1; b < BLK; ++b)
+#pragma unroll
+      for (int c = 0; c < b; ++c)
+        for (int mask = 1; mask < 32; mask <<= 1) g[c][b] = xor_sum(g[c][b], mask);
+    T t[BLK][BLK];
+#pragma unroll
+    for (int b = 0; b < BLK; ++b) {
+      const T tau = W[b * (m + 1) + m];
+#pragma unroll
+      for (int c = 0; c < BLK; ++c) t[c][b] = T(0);
+      t[b][b] = tau;
+#pragma unroll
+      for (int c = 0; c < b; ++c) {  // T(c, b) = -tau_b sum_{c <= e < b} T(c, e) G(e, b)
+        T v = T(0);
+#pragma unroll
+        for (int e = c; e < b; ++e) v += t[c][e] * g[e][b];
+        t[c][b] = -tau * v;
+      }
+    }
+    // s = y W over this lane's entries, summed over the pair; u = s T.
+    T sv[BLK];
+#pragma unroll
+    for (int b = 0; b < BLK; ++b) sv[b] = T(0);
+    const index_t i0 = LPR == 2 ? p0 + ((p0 + h) & 1) : p0;  // this lane's first entry
+    if (active)
+      for (index_t i = i0; i < len; i += LPR) {
+        const T yi = y[i * ys];
+#pragma unroll
+        for (int b = 0; b < BLK; ++b) sv[b] += yi * W[b * (m + 1) + i];
+      }
+    if constexpr (LPR == 2) {
+#pragma unroll
+      for (int b = 0; b < BLK; ++b) sv[b] = xor_sum(sv[b], 1);
+    }
+    if (active) {
+      T u[BLK];
+#pragma unroll
+      for (int b = 0; b < BLK; ++b) {
+        u[b] = T(0);
+#pragma unroll
+        for (int c = 0; c <= b; ++c) u[b] += sv[c] * t[c][b];
+      }
+      for (index_t i = i0; i < len; i += LPR) {
+        T yi = y[i * ys];
+#pragma unroll
+        for (int b = 0; b < BLK; ++b) yi -= u[b] * conj_any(W[b * (m + 1) + i]);
+        y[i * ys] = yi;
+      }
+    }
+    __syncwarp();  // slot sl is refilled at the next block
+  }
+}
+
+/// Kernel 4: LPR lanes per row of U or V (1 or 2), ys = blockDim.x / LPR
+/// rows per block (one warp), the row of Q_L or Q_R in shared memory at
+/// stride ys, built with the reflectors staged, BLK per pass
+/// (gk_reflect_row_staged), then multiplied by U_B or V_B eight output
+/// columns at a time (8 / LPR per lane), those columns staged the same way.
+/// No block barrier: a warp's __syncwarp orders the staging.
+template <class T, int BLK, int LPR>
+__global__ void __launch_bounds__(32) gk_form_kernel(gk_rows_args<T> a, index_t blocks_u, index_t blocks_v) {
+  using R = real_type_t<T>;
+  extern __shared__ __align__(16) unsigned char emgpu_gk_form_smem[];
+  const int w = int(blockDim.x), ys = w / LPR, h = LPR == 2 ? int(threadIdx.x) & 1 : 0;
+  const index_t m = a.m, n = a.n;
+  const index_t per = blocks_u + blocks_v;
+  const index_t k = index_t(blockIdx.x) / per;
+  const index_t j = index_t(blockIdx.x) % per;
+  const bool is_u = j < blocks_u;
+  const int rr = int(threadIdx.x) / LPR;
+  const index_t r = (is_u ? j : j - blocks_u) * ys + rr;
+  const bool active = r < (is_u ? m : n);
+  const std::size_t rows = align16(std::size_t(ys) * std::size_t(m) * sizeof(T));
+  T* y = reinterpret_cast<T*>(emgpu_gk_form_smem) + rr;
+  T* wb = reinterpret_cast<T*>(emgpu_gk_form_smem + rows);
+  R* bb = reinterpret_cast<R*>(emgpu_gk_form_smem + rows + 2 * BLK * std::size_t(m + 1) * sizeof(T));
+  gk_reflect_row_staged<BLK, LPR>(a, k, is_u, r, active, y, ys, wb, w);
+
+  const R* d = a.de + 2 * k * n;
+  const index_t* pm = a.perm + k * n;
+  const R* bm = (is_u ? a.ub : a.vb) + k * n * n;
+  const bool signs = is_u != a.sign_v;
+  // Output columns j0 .. j0 + 7 staged as U_B(i, perm[j0 + t]) at
+  // slot[8 i + t]: lane h reads its four as two 16-byte words.
+  const auto stage = [&](index_t j0, R* dst) {
+    for (index_t e = threadIdx.x; e < 8 * n; e += w) {
+      const index_t i = e / 8, t = e % 8;
+      if (j0 + t < n) gk_cp_async(dst + e, bm + pm[j0 + t] * n + i);
+      else dst[e] = R(0);
+    }
+  };
+  T* g = (is_u ? a.u + k * a.su : a.v + k * a.sv) + r;
+  const index_t ld = is_u ? a.ldu : a.ldv;
+  stage(0, bb);
+  emgpu::detail::cp_async_commit();
+  for (index_t j0 = 0, sl = 0; j0 < n; j0 += 8, sl ^= 1) {
+    const R* cb = bb + sl * 8 * n + (8 / LPR) * h;
+    if (j0 + 8 < n) stage(j0 + 8, bb + (sl ^ 1) * 8 * n);
+    emgpu::detail::cp_async_commit();
+    emgpu::detail::cp_async_wait<1>();
+    __syncwarp();
+    constexpr int NC = 8 / LPR;  // this lane's output columns
+    const index_t jh = j0 + NC * h;
+    if (active && jh < n) {
+      T acc[NC];
+#pragma unroll
+      for (int t = 0; t < NC; ++t) acc[t] = T(0);
+      for (index_t i = 0; i < n; ++i) {
+        const T yi = y[i * ys];
+        const R* bi = cb + 8 * i;
+#pragma unroll
+        for (int t = 0; t < NC; ++t) acc[t] += mul_real(yi, bi[t]);
+      }
+#pragma unroll
+      for (int t = 0; t < NC; ++t)
+        if (jh + t < n) {
+          const index_t src = pm[jh + t];
+          g[(jh + t) * ld] = (signs && d[src] < R(0)) ? -acc[t] : acc[t];
+        }
+    }
+    __syncwarp();
+  }
 }
 
 template <class T>
-inline void gk_rows(const backend::cuda& b, const gk_rows_args<T>& a, index_t count) {
+inline void gk_basis(const backend::cuda& b, const gk_rows_args<T>& a, index_t count) {
   using R = real_type_t<T>;
   if (count <= 0) return;
   emgpu::detail::device_guard guard(b.device);
   const int w = gk_rows_width<T>(b, a.m, a.n);
-  detail_require(w > 0, "emgpu::batched::svd: rows too long for the CUDA row kernel");
-  const index_t bu = a.u ? (a.m + w - 1) / w : 0, bv = a.v ? (a.n + w - 1) / w : 0;
+  detail_require(w > 0, "emgpu::batched::svd: rows too long for the CUDA row kernels");
+  const index_t bu = a.ub ? (a.n + w - 1) / w : 0, bv = a.vb ? (a.n + w - 1) / w : 0;
   const index_t grid = count * (bu + bv);
+  if (grid == 0) return;
   detail_require(grid <= index_t(0x7fffffff), "emgpu::batched::svd: batch too large for one grid");
-  const std::size_t rows = align16(std::size_t(w) * std::size_t(a.m) * sizeof(T));
+  const std::size_t rows = align16(std::size_t(w) * std::size_t(a.n) * sizeof(R));
   const index_t chunk = gk_log_chunk<R>(b, rows, a.n, a.cap);
   const std::size_t smem = rows + std::size_t(chunk) * sizeof(R);
-  auto kern = gk_rows_kernel<T>;
+  auto kern = gk_basis_kernel<T>;
   EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
                                         int(cudaSharedmemCarveoutMaxShared)));
   kern<<<unsigned(grid), unsigned(w), smem, b.stream>>>(a, bu, bv, w, chunk);
-  emgpu::detail::check_cuda(cudaGetLastError(), "emgpu::batched::svd (rows)", __FILE__, __LINE__);
+  emgpu::detail::check_cuda(cudaGetLastError(), "emgpu::batched::svd (rotations)", __FILE__, __LINE__);
+}
+
+/// Launches the form kernel with BLK reflectors per pass and LPR lanes per
+/// row, w threads per block at most (gk_rows_width).
+template <class T, int BLK, int LPR>
+inline void gk_form_launch(const backend::cuda& b, const gk_rows_args<T>& a, index_t count, int w) {
+  const int ys = w >= LPR ? w / LPR : 1;  // rows per block
+  const index_t bu = a.u ? (a.m + ys - 1) / ys : 0, bv = a.v ? (a.n + ys - 1) / ys : 0;
+  const index_t grid = count * (bu + bv);
+  if (grid == 0) return;
+  detail_require(grid <= index_t(0x7fffffff), "emgpu::batched::svd: batch too large for one grid");
+  const std::size_t smem = gk_form_bytes<T>(a.m, a.n, ys);
+  auto kern = gk_form_kernel<T, BLK, LPR>;
+  EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        int(cudaSharedmemCarveoutMaxShared)));
+  kern<<<unsigned(grid), unsigned(LPR * ys), smem, b.stream>>>(a, bu, bv);
+  emgpu::detail::check_cuda(cudaGetLastError(), "emgpu::batched::svd (vectors)", __FILE__, __LINE__);
+}
+
+template <class T>
+inline void gk_form(const backend::cuda& b, const gk_rows_args<T>& a, index_t count) {
+  if (count <= 0) return;
+  emgpu::detail::device_guard guard(b.device);
+  const int w = gk_rows_width<T>(b, a.m, a.n);
+  detail_require(w > 0, "emgpu::batched::svd: rows too long for the CUDA row kernels");
+  // Measured (H100, complex<double>, square, U and V, ms; BLK / LPR):
+  // n = 8: 1/1 0.87, 1/2 0.68, 4/1 1.10, 4/2 0.87; n = 16: 2.30, 2.04,
+  // 2.79, 2.13; n = 32: 10.9, 15.2, 10.1, 12.4; n = 64: 26.5, 29.0, 22.4,
+  // 22.8; n = 128: 92.9, 86.6, 76.8, 65.6. Below 32 rows the blocks' T
+  // and shuffles cost more than they save; at 32..64 one lane per row keeps
+  // the rows' dependent chains long enough to hide the staging.
+  if (a.m < 32) gk_form_launch<T, 1, 2>(b, a, count, w);
+  else if (a.m <= 64) gk_form_launch<T, gk_blk, 1>(b, a, count, w);
+  else gk_form_launch<T, gk_blk, 2>(b, a, count, w);
 }
 #endif
 
@@ -547,16 +914,18 @@ inline std::size_t gk_default_budget(const backend::cuda& b) {
 /// Bytes of split workspace per matrix (cap reals per wanted log stream).
 template <class R>
 inline std::size_t gk_split_bytes(index_t n, index_t cap, bool want_u, bool want_v) {
-  return sizeof(R) * std::size_t(2 * n + cap * ((want_u ? 1 : 0) + (want_v ? 1 : 0))) + 4 * sizeof(R) * std::size_t(n) +
+  const std::size_t streams = std::size_t((want_u ? 1 : 0) + (want_v ? 1 : 0));
+  return sizeof(R) * (std::size_t(2 * n) + streams * std::size_t(cap + n * n)) + 4 * sizeof(R) * std::size_t(n) +
          sizeof(index_t) * std::size_t(n) + sizeof(gk_ctl<R>);
 }
 
 /// Byte offsets of the split pipeline's arrays for `chunk` matrices in one
 /// block, each on a 256-byte boundary: d and e (2n reals), the iteration
 /// state, the output order (n), the reflector factors tau (2n of T), the
-/// left and right logs (cap reals each, when wanted).
+/// left and right logs (cap reals each, when wanted), U_B and V_B (n^2
+/// reals each, when wanted).
 struct gk_split_layout {
-  std::size_t de, ctl, perm, tau, logl, logr, total;
+  std::size_t de, ctl, perm, tau, logl, logr, ub, vb, total;
 };
 template <class T>
 inline gk_split_layout gk_split_carve(index_t n, index_t cap, index_t chunk, bool want_u, bool want_v) {
@@ -569,8 +938,11 @@ inline gk_split_layout gk_split_carve(index_t n, index_t cap, index_t chunk, boo
   o.perm = up(o.ctl + sizeof(gk_ctl<R>) * c);
   o.tau = up(o.perm + sizeof(index_t) * nn * c);
   o.logl = up(o.tau + sizeof(T) * 2 * nn * c);
+  const std::size_t bb = sizeof(R) * std::size_t(n) * nn * c;
   o.logr = up(o.logl + (want_u ? lg : 0));
-  o.total = o.logr + (want_v ? lg : 0);
+  o.ub = up(o.logr + (want_v ? lg : 0));
+  o.vb = up(o.ub + (want_u ? bb : 0));
+  o.total = o.vb + (want_v ? bb : 0);
   return o;
 }
 
@@ -597,8 +969,8 @@ bool svd_gk_split_run(const Backend& b, strided_batch_view<T> a, real_type_t<T>*
   const std::size_t per = gk_split_bytes<R>(n, cap, want_u, want_v);
   index_t chunk = index_t(budget / per);
   chunk = chunk < 1 ? 1 : chunk > count ? count : chunk;
-  // One block for all six arrays: from the caller's workspace, or allocated
-  // here (one cudaMalloc instead of six).
+  // One block for all eight arrays: from the caller's workspace, or allocated
+  // here (one cudaMalloc instead of eight).
   const gk_split_layout lay = gk_split_carve<T>(n, cap, chunk, want_u, want_v);
   vector_t<Backend, std::byte> own;
   std::byte* blk = nullptr;
@@ -614,6 +986,8 @@ bool svd_gk_split_run(const Backend& b, strided_batch_view<T> a, real_type_t<T>*
   T* const tau = reinterpret_cast<T*>(blk + lay.tau);
   R* const logl = want_u ? reinterpret_cast<R*>(blk + lay.logl) : nullptr;
   R* const logr = want_v ? reinterpret_cast<R*>(blk + lay.logr) : nullptr;
+  R* const ub = want_u ? reinterpret_cast<R*>(blk + lay.ub) : nullptr;
+  R* const vb = want_v ? reinterpret_cast<R*>(blk + lay.vb) : nullptr;
   for (index_t k0 = 0; k0 < count; k0 += chunk) {
     const index_t cc = count - k0 < chunk ? count - k0 : chunk;
     T* ak = a.data + k0 * a.stride;
@@ -629,14 +1003,15 @@ bool svd_gk_split_run(const Backend& b, strided_batch_view<T> a, real_type_t<T>*
     launch(b, op, cc, "emgpu::batched::svd (bidiagonalisation)");
     const gk_chain_op<R> chain{de, ctl, logl, logr, cap, n, sk, perm, ik};
     gk_rows_args<T> rows{uk, u.ld, u.stride, vk, v.ld, v.stride, m, n, cap, ak, a.ld, a.stride, tau, de, ctl,
-                         logl, logr, perm, want_v && !(flip_u && want_u), true};
+                         logl, logr, perm, want_v && !(flip_u && want_u), true, ub, vb};
     for (;;) {
       gk_chain(b, chain, cc);
       if (!want_u && !want_v) break;  // no log: every chain ran to its end
-      gk_rows(b, rows, cc);
+      gk_basis(b, rows, cc);
       rows.first = false;
       if (reduce(b, cc, index_t(0), gk_pending_map<R>{ctl}, gk_plus{}) == 0) break;
     }
+    if (want_u || want_v) gk_form(b, rows, cc);
   }
   return true;
 }
