@@ -128,8 +128,9 @@ void svd_run(const Backend& b, strided_batch_view<T> a, real_type_t<T>* sigma, s
 #endif
   if (!jacobi) {
 #if defined(__CUDACC__)
-    // On CUDA the iteration on B runs one thread per matrix and the rows of
-    // U and V replay its rotations (detail/svd_gk_split.hpp).
+    // On CUDA the iteration on B runs one thread per matrix, its rotations
+    // are accumulated on real rows (U_B, V_B) and U, V formed as products
+    // with the reflectors (detail/svd_gk_split.hpp).
     if constexpr (std::is_same_v<Backend, backend::cuda>) {
       if (n >= 2 && svd_gk_split_run(b, a, sigma, u, v, info, flip_u, 0, 0, work)) return;
     }
