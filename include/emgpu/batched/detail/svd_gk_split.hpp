@@ -661,7 +661,6 @@ template <int BLK, int LPR, class A, class T>
 __device__ __forceinline__ void gk_reflect_row_staged(const A& a, index_t k, bool is_u, index_t r, bool active,
                                                       T* y, int ys, T* wb, int w) {
   static_assert(LPR == 1 || LPR == 2);
-  using R = real_type_t<T>;
   const index_t m = a.m, n = a.n;
   const index_t len = is_u ? m : n;
   const index_t steps = is_u ? n : n - 1;
