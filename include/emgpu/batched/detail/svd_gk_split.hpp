@@ -5,9 +5,9 @@
 ///        iteration on its bidiagonal B and logs the rotations; (3) one
 ///        thread per row of U_B or V_B (the real n x n products of the
 ///        rotations) replays the log on its row of the identity; (4) one
-///        thread per row of U or V builds its row of Q_L or Q_R from the
-///        reflectors and multiplies it by U_B or V_B, with the signs and the
-///        descending order.
+///        or two lanes per row of U or V build its row of Q_L or Q_R from
+///        the reflectors and multiply it by U_B or V_B, with the signs and
+///        the descending order.
 ///
 /// Why: in the one-kernel version one thread of each team generates about
 /// 2 n^2 dependent rotations while the rest of the team waits (a warp team
