@@ -269,34 +269,14 @@ struct gk_rows_args {
   R* vb;        // V_B (right rotations)
 };
 
-/// Loads an entry of the reflectors: through the read-only path on CUDA,
-/// so that the compiler may move the loads past the row's shared-memory
-/// stores.
-template <class T>
-EMGPU_HD inline T gk_ld(const T* p) {
-#if defined(__CUDA_ARCH__)
-  if constexpr (std::is_same_v<T, complex<double>>) {
-    const double2 q = __ldg(reinterpret_cast<const double2*>(p));
-    return T(q.x, q.y);
-  } else if constexpr (std::is_same_v<T, complex<float>>) {
-    const float2 q = __ldg(reinterpret_cast<const float2*>(p));
-    return T(q.x, q.y);
-  } else {
-    return __ldg(p);
-  }
-#else
-  return *p;
-#endif
-}
-
 /// Row r of Q_L (U rows, y of m entries) or of Q_R (V rows, n entries) at
 /// stride ys: e_r^T H_0 H_1 ..., each y^T H = y^T - tau (y^T w) w^H with the
 /// reflectors as svd_gk_core leaves them (left: w = [1 at k; A(k+1.., k)];
-/// right: w = [1 at k+1; A(k, k+2..)]). Row-wise, so every thread builds its
-/// own row with no barrier; the one-kernel core forms the same products
-/// column-wise (same values to rounding, not bitwise).
+/// right: w = [1 at k+1; A(k, k+2..)]). Row-wise, as the CUDA form kernel
+/// (gk_reflect_row_staged) does it; the one-kernel core forms the same
+/// products column-wise (same values to rounding, not bitwise). Host model.
 template <class T>
-EMGPU_HD inline void gk_reflect_row(const gk_rows_args<T>& a, index_t k, bool is_u, index_t r, T* y, int ys) {
+inline void gk_reflect_row(const gk_rows_args<T>& a, index_t k, bool is_u, index_t r, T* y, int ys) {
   const index_t m = a.m, n = a.n;
   const T* ak = a.a + k * a.sa;
   const T* tk = a.tau + 2 * k * n;
@@ -306,19 +286,19 @@ EMGPU_HD inline void gk_reflect_row(const gk_rows_args<T>& a, index_t k, bool is
     for (index_t q = 0; q < n; ++q) {
       const T* w = ak + q * a.lda;
       T dot = y[q * ys];
-      for (index_t i = q + 1; i < m; ++i) dot += y[i * ys] * gk_ld(w + i);
-      const T t = gk_ld(tk + q) * dot;
+      for (index_t i = q + 1; i < m; ++i) dot += y[i * ys] * w[i];
+      const T t = tk[q] * dot;
       y[q * ys] -= t;
-      for (index_t i = q + 1; i < m; ++i) y[i * ys] -= t * conj_any(gk_ld(w + i));
+      for (index_t i = q + 1; i < m; ++i) y[i * ys] -= t * conj_any(w[i]);
     }
   } else {
     for (index_t q = 0; q + 1 < n; ++q) {
       const T* w = ak + q;  // row q: entry i at w[i * lda]
       T dot = y[(q + 1) * ys];
-      for (index_t i = q + 2; i < n; ++i) dot += y[i * ys] * gk_ld(w + i * a.lda);
-      const T t = gk_ld(tk + n + q) * dot;
+      for (index_t i = q + 2; i < n; ++i) dot += y[i * ys] * w[i * a.lda];
+      const T t = tk[n + q] * dot;
       y[(q + 1) * ys] -= t;
-      for (index_t i = q + 2; i < n; ++i) y[i * ys] -= t * conj_any(gk_ld(w + i * a.lda));
+      for (index_t i = q + 2; i < n; ++i) y[i * ys] -= t * conj_any(w[i * a.lda]);
     }
   }
 }
@@ -326,37 +306,27 @@ EMGPU_HD inline void gk_reflect_row(const gk_rows_args<T>& a, index_t k, bool is
 /// Row r of U (V) once the iteration has ended: y (row r of Q_L or Q_R,
 /// its first n entries at stride ys) times U_B (V_B), each output column j
 /// taken from column perm[j] with the sign of d there, stored to g (stride
-/// ld). Four output columns at a time, so that each entry of y is read
-/// once per four products.
+/// ld). Host model of the CUDA form kernel.
 template <class T>
-EMGPU_HD inline void gk_form_row(const gk_rows_args<T>& a, index_t k, bool is_u, const T* y, int ys, T* g,
-                                 index_t ld) {
+inline void gk_form_row(const gk_rows_args<T>& a, index_t k, bool is_u, const T* y, int ys, T* g, index_t ld) {
   using R = real_type_t<T>;
   const index_t n = a.n;
   const R* d = a.de + 2 * k * n;
   const index_t* pm = a.perm + k * n;
   const R* bm = (is_u ? a.ub : a.vb) + k * n * n;
   const bool signs = is_u != a.sign_v;
-  for (index_t j0 = 0; j0 < n; j0 += 4) {
-    index_t src[4];
-    T acc[4];
-    for (int t = 0; t < 4; ++t) {
-      src[t] = j0 + t < n ? pm[j0 + t] : pm[j0];
-      acc[t] = T(0);
-    }
-    for (index_t i = 0; i < n; ++i) {
-      const T yi = y[i * ys];
-      for (int t = 0; t < 4; ++t) acc[t] += mul_real(yi, bm[src[t] * n + i]);
-    }
-    for (int t = 0; t < 4; ++t)
-      if (j0 + t < n) g[(j0 + t) * ld] = (signs && d[src[t]] < R(0)) ? -acc[t] : acc[t];
+  for (index_t j = 0; j < n; ++j) {
+    const index_t src = pm[j];
+    T acc = T(0);
+    for (index_t i = 0; i < n; ++i) acc += mul_real(y[i * ys], bm[src * n + i]);
+    g[j * ld] = (signs && d[src] < R(0)) ? -acc : acc;
   }
 }
 
 /// Row r of U_B (left stream) or V_B (right) on the host: from the identity
 /// (first round) or as kept, the round's log replayed on it, kept again.
 template <class T>
-EMGPU_HD inline void gk_basis_one(const gk_rows_args<T>& a, index_t k, bool is_u, index_t r) {
+inline void gk_basis_one(const gk_rows_args<T>& a, index_t k, bool is_u, index_t r) {
   using R = real_type_t<T>;
   if (a.ctl[k].state == 2) return;
   const index_t n = a.n;
@@ -368,7 +338,7 @@ EMGPU_HD inline void gk_basis_one(const gk_rows_args<T>& a, index_t k, bool is_u
 
 /// Row r of U or V on the host (y: room for m entries at stride ys).
 template <class T>
-EMGPU_HD inline void gk_form_one(const gk_rows_args<T>& a, index_t k, bool is_u, index_t r, T* y, int ys) {
+inline void gk_form_one(const gk_rows_args<T>& a, index_t k, bool is_u, index_t r, T* y, int ys) {
   gk_reflect_row(a, k, is_u, r, y, ys);
   T* g = is_u ? a.u + k * a.su + r : a.v + k * a.sv + r;
   gk_form_row(a, k, is_u, y, ys, g, is_u ? a.ldu : a.ldv);
@@ -470,7 +440,8 @@ inline int gk_rows_width(const backend::cuda& b, index_t m, index_t n) {
   const int optin = smem_optin(b.device) - 1024;
   const std::size_t log = std::size_t(gk_log_chunk_min(n)) * sizeof(real_type_t<T>);
   int w = 32;
-  while (w > 0 && std::max(gk_form_bytes<T>(m, n, w > 1 ? w / 2 : 1),
+  // The form kernel's largest block: one lane per row, w rows.
+  while (w > 0 && std::max(gk_form_bytes<T>(m, n, w),
                            align16(std::size_t(w) * std::size_t(n) * sizeof(real_type_t<T>)) + log) >
                       std::size_t(optin))
     w /= 2;
