@@ -66,8 +66,12 @@ EMGPU_HD inline gk_reflector<T> gk_make_reflector(T alpha, real_type_t<T> xnorm2
   const R nrm = sqrt_r(abs2(alpha) + (h.drop ? R(0) : xnorm2));
   if (!(nrm > R(0))) return h;  // |alpha|^2 underflowed (|alpha| < 2^-(E/2)): H = I, beta = 0
   h.beta = ar >= R(0) ? -nrm : nrm;
-  if constexpr (is_complex_v<T>) h.tau = T((h.beta - ar) / h.beta, -ai / h.beta);
-  else h.tau = (h.beta - ar) / h.beta;
+  if constexpr (is_complex_v<T>) {
+    const R rb = R(1) / h.beta;  // one division instead of two (FP64 division is long on CUDA)
+    h.tau = T((h.beta - ar) * rb, -ai * rb);
+  } else {
+    h.tau = (h.beta - ar) / h.beta;
+  }
   if (!h.drop) {
     const T den = alpha - T(h.beta);  // |den| >= |beta| > 2^-(E/2)
     h.scale = mul_real(conj_any(den), R(1) / abs2(den));
@@ -118,7 +122,10 @@ EMGPU_HD inline void gk_rotate_row(const Mat& x, index_t i, index_t c0, index_t 
 enum : int { gk_sweep_qr = 0, gk_sweep_row = 1, gk_sweep_col = 2, gk_done = 3, gk_pause = 4 };
 
 /// Scratch of one team: the reflectors' tau, B (d, e), two rotation
-/// buffers of 4n reals and two headers {kind, lo, hi, i}.
+/// buffers of 4n reals and two headers {kind, lo, hi, i}; the last two only
+/// when the team runs the QR iteration (iterate), not for the split
+/// pipeline's bidiagonalisation, where their 2 KB at 32 x 32 complex<double>
+/// cost an SM two of its twelve matrices in flight.
 template <class T>
 struct gk_work {
   T* taul;
@@ -127,12 +134,12 @@ struct gk_work {
   real_type_t<T>* e;
   real_type_t<T>* rot;  // 2 x 4n
   index_t* hdr;         // 2 x 4
-  static EMGPU_HD std::size_t bytes(index_t n) {
+  static EMGPU_HD std::size_t bytes(index_t n, bool iterate = true) {
     const std::size_t nn = std::size_t(n > 1 ? n : 1);
     return align16(2 * nn * sizeof(T)) + align16(2 * nn * sizeof(real_type_t<T>)) +
-           align16(8 * nn * sizeof(real_type_t<T>)) + align16(8 * sizeof(index_t));
+           (iterate ? align16(8 * nn * sizeof(real_type_t<T>)) + align16(8 * sizeof(index_t)) : 0);
   }
-  static EMGPU_HD gk_work carve(carver& cv, index_t n) {
+  static EMGPU_HD gk_work carve(carver& cv, index_t n, bool iterate = true) {
     const std::size_t nn = std::size_t(n > 1 ? n : 1);
     using R = real_type_t<T>;
     gk_work w;
@@ -140,8 +147,8 @@ struct gk_work {
     w.taur = w.taul + nn;
     w.d = static_cast<R*>(cv.take(2 * nn * sizeof(R)));
     w.e = w.d + nn;
-    w.rot = static_cast<R*>(cv.take(8 * nn * sizeof(R)));
-    w.hdr = static_cast<index_t*>(cv.take(8 * sizeof(index_t)));
+    w.rot = iterate ? static_cast<R*>(cv.take(8 * nn * sizeof(R))) : nullptr;
+    w.hdr = iterate ? static_cast<index_t*>(cv.take(8 * sizeof(index_t))) : nullptr;
     return w;
   }
 };
@@ -363,8 +370,11 @@ EMGPU_HD int svd_gk_core(const Team& t, const MatA& a, index_t m, index_t n, rea
   gk_reflector<T> hr{};
   for (index_t k = 0; k < n; ++k) {
     // Left: column k, rows k..m-1.
+    // Norms shared out over the team (every thread summing the whole
+    // column was 13 % of the CUDA kernel's instructions at 32 x 32).
     R xn2 = R(0);
-    for (index_t i = k + 1; i < m; ++i) xn2 += abs2(a(i, k));
+    for (index_t i = k + 1 + rk; i < m; i += ts) xn2 += abs2(a(i, k));
+    xn2 = t.sum(xn2);
     const gk_reflector<T> hl = gk_make_reflector(a(k, k), xn2);
     team_for(t, n, [&](index_t j) {
       if (k >= 1 && j >= k + 1) a(k - 1, j) = hr.drop ? T(0) : conj_any(a(k - 1, j)) * hr.scale;  // row k-1's w
@@ -373,13 +383,13 @@ EMGPU_HD int svd_gk_core(const Team& t, const MatA& a, index_t m, index_t n, rea
       const T* ck = a.col(k);
       T sdot = T(0);
       if (!hl.drop)
-        for (index_t i = k + 1; i < m; ++i) sdot += conj_any(ck[i]) * cj[i];
+        for (index_t i = k + 1; i < m; ++i) sdot = madd_conj(sdot, ck[i], cj[i]);
       const T s = cj[k] + conj_any(hl.scale) * sdot;
       const T ws = conj_any(hl.tau) * s;
       cj[k] -= ws;
       if (!hl.drop) {
         const T wv = ws * hl.scale;
-        for (index_t i = k + 1; i < m; ++i) cj[i] -= wv * ck[i];
+        for (index_t i = k + 1; i < m; ++i) cj[i] = msub(cj[i], wv, ck[i]);
       }
     });
     if (rk == 0) {
@@ -397,7 +407,8 @@ EMGPU_HD int svd_gk_core(const Team& t, const MatA& a, index_t m, index_t n, rea
     }
     // Right: row k, columns k+1..n-1 (conjugated).
     R yn2 = R(0);
-    for (index_t j = k + 2; j < n; ++j) yn2 += abs2(a(k, j));
+    for (index_t j = k + 2 + rk; j < n; j += ts) yn2 += abs2(a(k, j));
+    yn2 = t.sum(yn2);
     hr = gk_make_reflector(conj_any(a(k, k + 1)), yn2);
     team_for(t, m, [&](index_t i) {
       if (i <= k) return;
@@ -405,13 +416,13 @@ EMGPU_HD int svd_gk_core(const Team& t, const MatA& a, index_t m, index_t n, rea
       // s_i = row_i . w, w = [1; conj(row k tail) * scale]
       T sdot = T(0);
       if (!hr.drop)
-        for (index_t j = k + 2; j < n; ++j) sdot += a(i, j) * conj_any(a(k, j));
+        for (index_t j = k + 2; j < n; ++j) sdot = madd_conj(sdot, a(k, j), a(i, j));
       const T s = a(i, k + 1) + sdot * hr.scale;
       const T ts_ = hr.tau * s;
       a(i, k + 1) -= ts_;
       if (!hr.drop) {
         const T tw = ts_ * conj_any(hr.scale);
-        for (index_t j = k + 2; j < n; ++j) a(i, j) -= tw * a(k, j);
+        for (index_t j = k + 2; j < n; ++j) a(i, j) = msub(a(i, j), tw, a(k, j));
       }
     });
     if (rk == 0) {
@@ -431,10 +442,10 @@ EMGPU_HD int svd_gk_core(const Team& t, const MatA& a, index_t m, index_t n, rea
       for (index_t k = (j - 1 < n - 2 ? j - 1 : n - 2); k >= 0; --k) {
         // v_j := H_k v_j, H_k = I - tau w w^H, w = [1 at k+1; a(k, k+2..)]
         T s = vj[k + 1];
-        for (index_t i = k + 2; i < n; ++i) s += conj_any(a(k, i)) * vj[i];
+        for (index_t i = k + 2; i < n; ++i) s = madd_conj(s, a(k, i), vj[i]);
         const T ts_ = w.taur[k] * s;
         vj[k + 1] -= ts_;
-        for (index_t i = k + 2; i < n; ++i) vj[i] -= ts_ * a(k, i);
+        for (index_t i = k + 2; i < n; ++i) vj[i] = msub(vj[i], ts_, a(k, i));
       }
     });
     t.sync();
@@ -459,10 +470,10 @@ EMGPU_HD int svd_gk_core(const Team& t, const MatA& a, index_t m, index_t n, rea
         if (j <= k) return;
         const T* ck = a.col(k);
         T s = T(0);
-        for (index_t i = k + 1; i < m; ++i) s += conj_any(ck[i]) * cj[i];
+        for (index_t i = k + 1; i < m; ++i) s = madd_conj(s, ck[i], cj[i]);
         const T ts_ = tau * s;
         cj[k] = -ts_;
-        for (index_t i = k + 1; i < m; ++i) cj[i] -= ts_ * ck[i];
+        for (index_t i = k + 1; i < m; ++i) cj[i] = msub(cj[i], ts_, ck[i]);
       });
       t.sync();
     }
@@ -578,17 +589,17 @@ struct svd_gk_op {
   gk_ctl<real_type_t<T>>* split_ctl = nullptr;
   T* split_tau = nullptr;
 
-  std::size_t scratch_bytes() const { return gk_work<T>::bytes(n); }
+  std::size_t scratch_bytes() const { return gk_work<T>::bytes(n, split_ctl == nullptr); }
   std::size_t stage_bytes() const { return svd_stage_bytes<T>(m, n, want_v); }
   int team_size() const { return team; }
 
   template <class Team>
   EMGPU_HD void operator()(const Team& t, index_t k, unsigned char* scratch, std::size_t bytes) const {
     carver cv{scratch, bytes};
-    const gk_work<T> w = gk_work<T>::carve(cv, n);
+    const gk_work<T> w = gk_work<T>::carve(cv, n, split_ctl == nullptr);
     const staged_matrix<T> x = cv.stage(a(k), m, n, lda);
     const staged_matrix<T> vs = want_v ? cv.stage(v(k), n, n, ldv) : staged_matrix<T>{};
-    stage_in(t, x, m);
+    stage_in_wide(t, x, m);
     const int inf = with_local(x, n, [&](const auto& xa) {
       return with_local(vs, want_v ? n : 0, [&](const auto& va) {
         gk_split<real_type_t<T>> sp{};

@@ -77,6 +77,13 @@ struct gk_chain_op {
   /// strided accessor).
   template <class Arr>
   EMGPU_HD void run(index_t k, Arr d, Arr e) const {
+    if (iterate(k, d, e)) finish(k, d);
+  }
+
+  /// The QR iteration of one round of matrix k. @return true when it
+  /// ended (converged or failed), false when it paused.
+  template <class Arr>
+  EMGPU_HD bool iterate(index_t k, Arr d, Arr e) const {
     gk_ctl<R>& c = ctl[k];
     R* ll = log_l ? log_l + k * cap : nullptr;
     R* lr = log_r ? log_r + k * cap : nullptr;
@@ -91,7 +98,7 @@ struct gk_chain_op {
         if (lr) put_hdr(lr + pr, hdr);
         c.hi = st.hi;
         c.steps = st.steps;
-        return;
+        return false;
       }
       gk_next_sweep(d, e, st, lr ? lr + pr + 4 : nullptr, ll ? ll + pl + 4 : nullptr, hdr);
       if (hdr[0] == gk_done) break;
@@ -111,8 +118,16 @@ struct gk_chain_op {
     c.steps = st.steps;
     c.state = 1;
     info[k] = (st.failed || c.bad) ? 1 : 0;
-    // sigma = |d| scaled back, descending: the selection sort of
-    // sort_singular (first maximum, NaN never chosen), on a permutation.
+    return true;
+  }
+
+  /// Singular values of matrix k once its iteration has ended (iterate
+  /// returned true): sigma = |d| scaled back, descending, by the selection
+  /// sort of sort_singular (first maximum, NaN never chosen), and the
+  /// permutation.
+  template <class Arr>
+  EMGPU_HD void finish(index_t k, Arr d) const {
+    const gk_ctl<R>& c = ctl[k];
     R* sg = sigma + k * n;
     index_t* pm = perm + k * n;
     for (index_t j = 0; j < n; ++j) {
@@ -156,32 +171,46 @@ struct gk_chain_op {
 
 /// d or e of one thread in shared memory, interleaved with the other
 /// threads' (entry i at p[i * s]): threads reading the same index hit
-/// distinct banks.
-template <class R>
+/// distinct banks. S > 0: the stride as a constant (s unused), so that an
+/// address is a shift of a 32-bit index instead of a 64-bit multiply.
+template <class R, int S = 0>
 struct gk_strided {
   R* p;
   int s;
-  EMGPU_HD R& operator[](index_t i) const { return p[i * index_t(s)]; }
+  EMGPU_HD R& operator[](index_t i) const {
+    if constexpr (S > 0) return p[int(i) * S];
+    else return p[i * index_t(s)];
+  }
 };
 
 #if defined(__CUDACC__)
 /// Kernel 2 on CUDA: one thread per matrix, its d and e in shared memory
 /// (scattered per-thread accesses to global memory cost a 32-byte sector
 /// each; H100, 100 000 x 32: 23 ms in global memory).
-template <class R>
+template <class R, int S>
 __global__ void __launch_bounds__(64) gk_chain_kernel(gk_chain_op<R> op, index_t count) {
   extern __shared__ __align__(16) unsigned char emgpu_gk_chain_smem[];
   const index_t k = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (k >= count || !op.starts(k)) return;  // no barriers in this kernel
+  const bool act = k < count && op.starts(k);
   const index_t n = op.n;
-  const int s = int(blockDim.x);
+  const int s = S > 0 ? S : int(blockDim.x);
   R* d = reinterpret_cast<R*>(emgpu_gk_chain_smem) + threadIdx.x;
   R* e = d + n * s;
-  const R* g = op.de + 2 * k * n;
-  for (index_t i = 0; i < 2 * n; ++i) d[i * s] = g[i];
-  op.run(k, gk_strided<R>{d, s}, gk_strided<R>{e, s});
-  R* go = op.de + 2 * k * n;
-  for (index_t i = 0; i < 2 * n; ++i) go[i] = d[i * s];
+  bool ended = false;
+  if (act) {
+    const R* g = op.de + 2 * k * n;
+    for (index_t i = 0; i < 2 * n; ++i) d[i * s] = g[i];
+    ended = op.iterate(k, gk_strided<R, S>{d, s}, gk_strided<R, S>{e, s});
+  }
+  // The iterations end at different times; sorted apart, the lanes that had
+  // ended ran the sort once per group (ncu, H100, 100 000 x 32: ~4x the
+  // sort's instructions). Every thread of the block is still here.
+  __syncwarp();
+  if (ended) op.finish(k, gk_strided<R, S>{d, s});
+  if (act) {
+    R* go = op.de + 2 * k * n;
+    for (index_t i = 0; i < 2 * n; ++i) go[i] = d[i * s];
+  }
 }
 
 template <class R>
@@ -198,7 +227,7 @@ inline void gk_chain(const backend::cuda& b, const gk_chain_op<R>& op, index_t c
   }
   const index_t grid = (count + tpb - 1) / tpb;
   detail_require(grid <= index_t(0x7fffffff), "emgpu::batched::svd: batch too large for one grid");
-  auto kern = gk_chain_kernel<R>;
+  auto kern = tpb == 64 ? gk_chain_kernel<R, 64> : gk_chain_kernel<R, 0>;
   EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   kern<<<unsigned(grid), unsigned(tpb), smem, b.stream>>>(op, count);
   emgpu::detail::check_cuda(cudaGetLastError(), "emgpu::batched::svd (QR iteration)", __FILE__, __LINE__);
@@ -426,13 +455,15 @@ inline int gk_rows_width(const backend::openmp&, index_t, index_t) {
 /// once).
 constexpr int gk_blk = 4;
 
-/// Shared memory of the form kernel for ys rows per block: the rows, two
-/// blocks of gk_blk reflectors (with their tau), two blocks of eight
-/// columns of U_B.
+/// Shared memory of the form kernel for ys rows per block: the rows, then
+/// two blocks of gk_blk reflectors (with their tau) while the rows are
+/// built, and in the same place two blocks of eight columns of U_B while
+/// they are multiplied (H100, 32 x 32 complex<double>: 20.6 KB a block
+/// instead of 24.7, ten blocks per SM instead of nine).
 template <class T>
 inline std::size_t gk_form_bytes(index_t m, index_t n, int ys) {
-  return align16(std::size_t(ys) * std::size_t(m) * sizeof(T)) + 2 * gk_blk * std::size_t(m + 1) * sizeof(T) +
-         2 * 8 * std::size_t(n) * sizeof(real_type_t<T>);
+  return align16(std::size_t(ys) * std::size_t(m) * sizeof(T)) +
+         std::max(2 * gk_blk * std::size_t(m + 1) * sizeof(T), 2 * 8 * std::size_t(n) * sizeof(real_type_t<T>));
 }
 
 template <class T>
@@ -474,39 +505,44 @@ inline index_t gk_log_chunk(const backend::cuda& b, std::size_t rows_bytes, inde
 }
 
 /// gk_rotate_row's sweep case (rotation k on entries c0 + k, c0 + k + 1) on
-/// a real row at stride w in shared memory, with the (c, s) pairs 2R-
-/// aligned, four rotations at a time: the four entries and pairs are loaded
-/// before the first store (the compiler cannot tell that a store does not
-/// alias the next loads, and each rotation would wait out a load). Same
-/// operations in the same order as gk_rotate_row.
-template <class R>
-__device__ __forceinline__ void gk_sweep_real(R* x, int w, index_t c0, index_t cnt, const R* cs) {
+/// a real row at stride w in shared memory (SW > 0: w = SW known at compile
+/// time, so that the entries' offsets are immediates; else w_rt), with the
+/// (c, s) pairs 2R-aligned, four rotations at a time: the four entries and
+/// pairs are loaded before the first store (the compiler cannot tell that a
+/// store does not alias the next loads, and each rotation would wait out a
+/// load). Same operations in the same order as gk_rotate_row. Why the
+/// pointer steps and the constant stride: with 64-bit indices times a
+/// runtime stride, integer instructions were half of the kernel's (ncu,
+/// H100, 100 000 x 32, issue-bound at 2.8 instructions a cycle).
+template <int SW, class R>
+__device__ __forceinline__ void gk_sweep_real(R* x, int w_rt, int c0, int cnt, const R* cs) {
   using R2 = std::conditional_t<std::is_same_v<R, double>, double2, float2>;
+  const int w = SW > 0 ? SW : w_rt;
   const R2* p = reinterpret_cast<const R2*>(cs);
   R* e = x + c0 * w;
   R xv = e[0];
-  index_t k = 0;
-  for (; k + 4 <= cnt; k += 4) {
+  int k = 0;
+  for (; k + 4 <= cnt; k += 4, e += 4 * w, p += 4) {
     R y[4];
     R2 q[4];
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
-      y[u] = e[(k + u + 1) * w];
-      q[u] = p[k + u];
+      y[u] = e[(u + 1) * w];
+      q[u] = p[u];
     }
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
-      e[(k + u) * w] = xv * q[u].x + y[u] * q[u].y;
+      e[u * w] = xv * q[u].x + y[u] * q[u].y;
       xv = y[u] * q[u].x - xv * q[u].y;
     }
   }
-  for (; k < cnt; ++k) {
-    const R yv = e[(k + 1) * w];
-    const R2 q = p[k];
-    e[k * w] = xv * q.x + yv * q.y;
+  for (; k < cnt; ++k, e += w, ++p) {
+    const R yv = e[w];
+    const R2 q = p[0];
+    e[0] = xv * q.x + yv * q.y;
     xv = yv * q.x - xv * q.y;
   }
-  e[cnt * w] = xv;
+  e[0] = xv;
 }
 
 /// Kernel 3: one thread per row of U_B or V_B (real), w rows per block
@@ -518,7 +554,7 @@ __device__ __forceinline__ void gk_sweep_real(R* x, int w, index_t c0, index_t c
 /// follows the same log, so the loop is uniform and threads past the last
 /// row only help with the loads. Block b: matrix b / per, then U_B's row
 /// blocks, then V_B's.
-template <class T>
+template <class T, int SW>
 __global__ void __launch_bounds__(32) gk_basis_kernel(gk_rows_args<T> a, index_t blocks_u, index_t blocks_v,
                                                       int w, index_t chunk) {
   using R = real_type_t<T>;
@@ -543,10 +579,27 @@ __global__ void __launch_bounds__(32) gk_basis_kernel(gk_rows_args<T> a, index_t
   }
   const gk_row<R> row{x, w};
   index_t base = 0;
+  // All of a thread's loads of a refill are issued before its first store
+  // (one load latency a refill; the plain loop waited out each load: ncu,
+  // H100, 100 000 x 32, 34 % of the kernel's stall samples).
   auto refill = [&](index_t from) {
+    constexpr int U = 8;
     __syncwarp();
     base = from;
-    for (index_t i = threadIdx.x; i < chunk && from + i < a.cap; i += w) buf[i] = log[from + i];
+    const index_t lim = chunk < a.cap - from ? chunk : a.cap - from;
+    for (index_t i0 = threadIdx.x; i0 < lim; i0 += U * w) {
+      R t[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const index_t i = i0 + u * w;
+        t[u] = i < lim ? __ldg(log + from + i) : R(0);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const index_t i = i0 + u * w;
+        if (i < lim) buf[i] = t[u];
+      }
+    }
     __syncwarp();
   };
   refill(0);
@@ -562,7 +615,7 @@ __global__ void __launch_bounds__(32) gk_basis_kernel(gk_rows_args<T> a, index_t
       h = buf;
     }
     if (active) {  // h + 4 is 2R-aligned: pos - base and the header are even, buf 16-byte aligned
-      if (kind == gk_sweep_qr) gk_sweep_real(x, w, lo, cnt, h + 4);
+      if (kind == gk_sweep_qr) gk_sweep_real<SW>(x, w, int(lo), int(cnt), h + 4);
       else if (is_u) gk_rotate_row(row, 0, zi + 1, cnt, h + 4, true, zi, 1);
       else gk_rotate_row(row, 0, hi - 1, cnt, h + 4, true, hi, -1);
     }
@@ -670,7 +723,7 @@ __device__ __forceinline__ void gk_reflect_row_staged(const A& a, index_t k, boo
 #pragma unroll
       for (int b = 1; b < BLK; ++b)
 #pragma unroll
-        for (int c = 0; c < b; ++c) g[c][b] += conj_any(wi[c]) * wi[b];
+        for (int c = 0; c < b; ++c) g[c][b] = madd_conj(g[c][b], wi[c], wi[b]);
     }
 #pragma unroll
     for (int b = 1; b < BLK; ++b)
@@ -701,7 +754,7 @@ __device__ __forceinline__ void gk_reflect_row_staged(const A& a, index_t k, boo
       for (index_t i = i0; i < len; i += LPR) {
         const T yi = y[i * ys];
 #pragma unroll
-        for (int b = 0; b < BLK; ++b) sv[b] += yi * W[b * (m + 1) + i];
+        for (int b = 0; b < BLK; ++b) sv[b] = madd(sv[b], yi, W[b * (m + 1) + i]);
       }
     if constexpr (LPR == 2) {
 #pragma unroll
@@ -718,7 +771,7 @@ __device__ __forceinline__ void gk_reflect_row_staged(const A& a, index_t k, boo
       for (index_t i = i0; i < len; i += LPR) {
         T yi = y[i * ys];
 #pragma unroll
-        for (int b = 0; b < BLK; ++b) yi -= u[b] * conj_any(W[b * (m + 1) + i]);
+        for (int b = 0; b < BLK; ++b) yi = msub_conj(yi, W[b * (m + 1) + i], u[b]);
         y[i * ys] = yi;
       }
     }
@@ -748,7 +801,9 @@ __global__ void __launch_bounds__(32) gk_form_kernel(gk_rows_args<T> a, index_t 
   const std::size_t rows = align16(std::size_t(ys) * std::size_t(m) * sizeof(T));
   T* y = reinterpret_cast<T*>(emgpu_gk_form_smem) + rr;
   T* wb = reinterpret_cast<T*>(emgpu_gk_form_smem + rows);
-  R* bb = reinterpret_cast<R*>(emgpu_gk_form_smem + rows + 2 * BLK * std::size_t(m + 1) * sizeof(T));
+  // U_B's columns take the reflectors' place once the rows are built (the
+  // build waits for its last copies and ends on a __syncwarp).
+  R* bb = reinterpret_cast<R*>(wb);
   gk_reflect_row_staged<BLK, LPR>(a, k, is_u, r, active, y, ys, wb, w);
 
   const R* d = a.de + 2 * k * n;
@@ -811,7 +866,8 @@ inline void gk_basis(const backend::cuda& b, const gk_rows_args<T>& a, index_t c
   const std::size_t rows = align16(std::size_t(w) * std::size_t(a.n) * sizeof(R));
   const index_t chunk = gk_log_chunk<R>(b, rows, a.n, a.cap);
   const std::size_t smem = rows + std::size_t(chunk) * sizeof(R);
-  auto kern = gk_basis_kernel<T>;
+  // w = 32 (every Hopper launch up to n = 128) with the stride as a constant.
+  auto kern = w == 32 ? gk_basis_kernel<T, 32> : gk_basis_kernel<T, 0>;
   EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
                                         int(cudaSharedmemCarveoutMaxShared)));

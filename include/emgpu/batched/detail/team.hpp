@@ -27,6 +27,8 @@ struct serial_team {
   EMGPU_HD bool any(bool p) const { return p; }
   template <class R>
   EMGPU_HD R group_sum(R v, int) const { return v; }
+  template <class R>
+  EMGPU_HD R sum(R v) const { return v; }
 };
 
 #if defined(__CUDACC__)
@@ -68,6 +70,12 @@ struct tile_team {
   __device__ R group_sum(R v, int g) const {
     for (int off = g / 2; off > 0; off /= 2) v += tile.shfl_xor(v, off);
     return v;
+  }
+  /// Sum over the team, the same bits on every lane (each butterfly step
+  /// adds the same two values, in either order).
+  template <class R>
+  __device__ R sum(R v) const {
+    return group_sum(v, W);
   }
 };
 
@@ -114,6 +122,19 @@ struct block_team {
   __device__ R group_sum(R v, int g) const {
     for (int off = g / 2; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
     return v;
+  }
+  /// Sum over the block, the same bits on every thread: per warp by a
+  /// butterfly, then the warps' partials in order (blockDim a multiple of 32).
+  template <class R>
+  __device__ R sum(R v) const {
+    v = group_sum(v, 32);
+    const int warp = int(threadIdx.x) / 32, nwarp = int(blockDim.x) / 32;
+    if ((threadIdx.x & 31) == 0) red_val[warp] = double(v);
+    __syncthreads();
+    double s = red_val[0];
+    for (int w = 1; w < nwarp; ++w) s += red_val[w];
+    __syncthreads();  // red_val may be reused by the next reduction
+    return R(s);
   }
 };
 
