@@ -24,7 +24,8 @@
 /// build now stages the reflectors in shared memory, several per pass, and
 /// the rotations are accumulated apart on real rows and applied as one
 /// product (n^2 real-by-complex products a row); H100, 100 000 x 32 x 32,
-/// U, S, V: 48.1 -> 39.5 ms, 5 000 x 128: 435 -> 292 (docs/batched-log.md).
+/// U, S, V: 48.1 -> 39.5 ms, 5 000 x 128: 435 -> 292; each kernel trimmed
+/// after a profile since: 33.7 and 227 ms (docs/batched-log.md).
 ///
 /// The iteration is the core's (the same gk_next_sweep, gk_rotate_row and
 /// selection sort); Q_L and Q_R are formed row-wise instead of column-wise
