@@ -172,42 +172,40 @@ struct gk_chain_op {
 
 /// d or e of one thread in shared memory, interleaved with the other
 /// threads' (entry i at p[i * s]): threads reading the same index hit
-/// distinct banks. S > 0: the stride as a constant (s unused), so that an
-/// address is a shift of a 32-bit index instead of a 64-bit multiply.
-template <class R, int S = 0>
+/// distinct banks.
+template <class R>
 struct gk_strided {
   R* p;
   int s;
-  EMGPU_HD R& operator[](index_t i) const {
-    if constexpr (S > 0) return p[int(i) * S];
-    else return p[i * index_t(s)];
-  }
+  EMGPU_HD R& operator[](index_t i) const { return p[i * index_t(s)]; }
 };
 
 #if defined(__CUDACC__)
 /// Kernel 2 on CUDA: one thread per matrix, its d and e in shared memory
 /// (scattered per-thread accesses to global memory cost a 32-byte sector
 /// each; H100, 100 000 x 32: 23 ms in global memory).
-template <class R, int S>
+template <class R>
 __global__ void __launch_bounds__(64) gk_chain_kernel(gk_chain_op<R> op, index_t count) {
   extern __shared__ __align__(16) unsigned char emgpu_gk_chain_smem[];
   const index_t k = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const bool act = k < count && op.starts(k);
   const index_t n = op.n;
-  const int s = S > 0 ? S : int(blockDim.x);
+  const int s = int(blockDim.x);
   R* d = reinterpret_cast<R*>(emgpu_gk_chain_smem) + threadIdx.x;
   R* e = d + n * s;
   bool ended = false;
   if (act) {
     const R* g = op.de + 2 * k * n;
     for (index_t i = 0; i < 2 * n; ++i) d[i * s] = g[i];
-    ended = op.iterate(k, gk_strided<R, S>{d, s}, gk_strided<R, S>{e, s});
+    ended = op.iterate(k, gk_strided<R>{d, s}, gk_strided<R>{e, s});
   }
-  // The iterations end at different times; sorted apart, the lanes that had
-  // ended ran the sort once per group (ncu, H100, 100 000 x 32: ~4x the
-  // sort's instructions). Every thread of the block is still here.
+  // The iterations end at different times, and a warp ran the sort once
+  // per group of threads that had ended together (ncu, H100, 100 000 x 32:
+  // about four times per warp); here it runs once. The kernel's time did
+  // not change measurably (it is the iterations'). Every thread of the
+  // block is still here: no early return above.
   __syncwarp();
-  if (ended) op.finish(k, gk_strided<R, S>{d, s});
+  if (ended) op.finish(k, gk_strided<R>{d, s});
   if (act) {
     R* go = op.de + 2 * k * n;
     for (index_t i = 0; i < 2 * n; ++i) go[i] = d[i * s];
@@ -228,7 +226,7 @@ inline void gk_chain(const backend::cuda& b, const gk_chain_op<R>& op, index_t c
   }
   const index_t grid = (count + tpb - 1) / tpb;
   detail_require(grid <= index_t(0x7fffffff), "emgpu::batched::svd: batch too large for one grid");
-  auto kern = tpb == 64 ? gk_chain_kernel<R, 64> : gk_chain_kernel<R, 0>;
+  auto kern = gk_chain_kernel<R>;
   EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   kern<<<unsigned(grid), unsigned(tpb), smem, b.stream>>>(op, count);
   emgpu::detail::check_cuda(cudaGetLastError(), "emgpu::batched::svd (QR iteration)", __FILE__, __LINE__);
