@@ -119,19 +119,16 @@ template <bool Conj, bool Sub, class T>
 EMGPU_HD inline T madd_any(T acc, T x, T y) {
   if constexpr (is_complex_v<T>) {
     using R = real_type_t<T>;
-    const R xr = x.real(), xi = Conj ? -x.imag() : x.imag(), yr = y.real(), yi = y.imag();
+    // acc - x y = acc + (-x) y: the negation is exact, so the sums (and
+    // the FMAs they contract to) are the same either way.
+    const R xr = Sub ? -x.real() : x.real();
+    const R xi = (Conj != Sub) ? -x.imag() : x.imag();
+    const R yr = y.real(), yi = y.imag();
     R re = acc.real(), im = acc.imag();
-    if constexpr (Sub) {
-      re -= xr * yr;
-      re += xi * yi;
-      im -= xr * yi;
-      im -= xi * yr;
-    } else {
-      re += xr * yr;
-      re -= xi * yi;
-      im += xr * yi;
-      im += xi * yr;
-    }
+    re += xr * yr;
+    re -= xi * yi;
+    im += xr * yi;
+    im += xi * yr;
     return T(re, im);
   } else {
     return Sub ? acc - x * y : acc + x * y;
