@@ -185,15 +185,32 @@ EMGPU_HD inline void gk_put_cs(R* p, index_t j, R c, R s) {
   p[2 * j + 1] = s;
 }
 
+/// Where gk_next_sweep_to puts a sweep: the right rotations at `right`, the
+/// left ones at `left` (each from its start, (c, s) pairs; a null pointer
+/// drops them). The split pipeline's chain writes its logs through another
+/// type with the same members: begin (the sweep's kind and range are in hdr,
+/// before its first rotation) and put_right / put_left (rotation j of the
+/// sweep).
+template <class R>
+struct gk_bufs {
+  R* right;
+  R* left;
+  EMGPU_HD void begin(const index_t*) {}
+  EMGPU_HD void put_right(index_t j, R c, R s) {
+    if (right) gk_put_cs(right, j, c, s);
+  }
+  EMGPU_HD void put_left(index_t j, R c, R s) {
+    if (left) gk_put_cs(left, j, c, s);
+  }
+};
+
 /// Next sweep on B (run by one thread): deflation, then a zero-diagonal
-/// chase or an implicit-shift QR sweep, whose right rotations go to
-/// `right` and left ones to `left` (each from its start, (c, s) pairs; a
-/// null pointer drops them) and whose kind, lo, hi and zero index to hdr.
+/// chase or an implicit-shift QR sweep, whose rotations go to out (see
+/// gk_bufs) and whose kind, lo, hi and zero index to hdr.
 /// Arr: R* or an accessor with operator[] (the split pipeline keeps d and e
 /// in shared memory, interleaved between threads).
-template <class R, class Arr>
-EMGPU_HD inline void gk_next_sweep(Arr d, Arr e, gk_state<R>& st, R* __restrict__ right, R* __restrict__ left,
-                                   index_t* __restrict__ hdr) {
+template <class R, class Arr, class Out>
+EMGPU_HD inline void gk_next_sweep_to(Arr d, Arr e, gk_state<R>& st, Out& out, index_t* __restrict__ hdr) {
   index_t& hi = st.hi;
   while (hi > 0 && gk_negligible(d, e, hi - 1, st.tol)) {
     e[hi - 1] = R(0);
@@ -219,12 +236,13 @@ EMGPU_HD inline void gk_next_sweep(Arr d, Arr e, gk_state<R>& st, R* __restrict_
     R c, s, r;
     if (i < hi) {
       hdr[0] = gk_sweep_row;
+      out.begin(hdr);
       R f = e[i];
       e[i] = R(0);
       for (index_t j = i + 1; j <= hi; ++j) {
         gk_rot(d[j], f, c, s, r);
         d[j] = r;
-        if (left) gk_put_cs(left, j - i - 1, c, s);
+        out.put_left(j - i - 1, c, s);
         if (j < hi) {
           f = -s * e[j];
           e[j] = c * e[j];
@@ -232,12 +250,13 @@ EMGPU_HD inline void gk_next_sweep(Arr d, Arr e, gk_state<R>& st, R* __restrict_
       }
     } else {
       hdr[0] = gk_sweep_col;
+      out.begin(hdr);
       R f = e[hi - 1];
       e[hi - 1] = R(0);
       for (index_t j = hi - 1; j >= lo; --j) {
         gk_rot(d[j], f, c, s, r);
         d[j] = r;
-        if (right) gk_put_cs(right, hi - 1 - j, c, s);
+        out.put_right(hi - 1 - j, c, s);
         if (j > lo) {
           f = -s * e[j - 1];
           e[j - 1] = c * e[j - 1];
@@ -255,26 +274,42 @@ EMGPU_HD inline void gk_next_sweep(Arr d, Arr e, gk_state<R>& st, R* __restrict_
   const R mu = t22 - t12 * t12 / (dl + (dl < R(0) ? -h : h));
   R f = d[lo] * d[lo] - mu, g = d[lo] * e[lo];
   hdr[0] = gk_sweep_qr;
+  out.begin(hdr);
+  // d[k], e[k] as step k finds them are carried in registers, and step k
+  // loads d[k + 1], e[k + 1] (not yet touched by the sweep) before its
+  // rotations, so no load waits on the chain of dependent rotations; e[k]'s
+  // value after step k is dead (step k + 1 overwrites it).
+  R dk = d[lo], ek = e[lo];
   for (index_t k = lo; k < hi; ++k) {
+    const R dn = d[k + 1];
+    const R en = k + 1 < hi ? e[k + 1] : R(0);
     R c, s, r;
     gk_rot(f, g, c, s, r);
     if (k > lo) e[k - 1] = r;
-    f = c * d[k] + s * e[k];
-    e[k] = c * e[k] - s * d[k];
-    g = s * d[k + 1];
-    d[k + 1] = c * d[k + 1];
-    if (right) gk_put_cs(right, k - lo, c, s);
+    f = c * dk + s * ek;
+    ek = c * ek - s * dk;
+    g = s * dn;
+    const R dn1 = c * dn;
+    out.put_right(k - lo, c, s);
     gk_rot(f, g, c, s, r);
     d[k] = r;
-    f = c * e[k] + s * d[k + 1];
-    d[k + 1] = c * d[k + 1] - s * e[k];
+    f = c * ek + s * dn1;
+    dk = c * dn1 - s * ek;
     if (k + 1 < hi) {
-      g = s * e[k + 1];
-      e[k + 1] = c * e[k + 1];
+      g = s * en;
+      ek = c * en;
     }
-    if (left) gk_put_cs(left, k - lo, c, s);
+    out.put_left(k - lo, c, s);
   }
+  d[hi] = dk;
   e[hi - 1] = f;
+}
+
+/// gk_next_sweep_to into two buffers (gk_bufs): the team's iteration.
+template <class R, class Arr>
+EMGPU_HD inline void gk_next_sweep(Arr d, Arr e, gk_state<R>& st, R* right, R* left, index_t* hdr) {
+  gk_bufs<R> out{right, left};
+  gk_next_sweep_to(d, e, st, out, hdr);
 }
 
 /// Applies the sweep in (cs, hdr) to this thread's rows r0, r0 + step, ...

@@ -58,6 +58,50 @@ namespace emgpu::batched::detail {
 /// 2 n^2 reals (n^2 rotations) a random matrix logs per stream, plus headers.
 inline index_t gk_log_reals(index_t n) { return 3 * n * n + 16 * n + 16 + (n & 1); }
 
+/// One log stream (left or right rotations) of one matrix: each sweep's
+/// header, then its (c, s) pairs, at increasing positions.
+template <class R>
+struct gk_log_stream {
+  R* g;  // the matrix's log, or null (stream not wanted)
+  index_t pos;
+  EMGPU_HD void put2(R a, R b) {
+    if (!g) return;
+    gk_put_cs(g + pos, 0, a, b);
+    pos += 2;
+  }
+  EMGPU_HD void close(const index_t* hdr) const {
+    if (g)
+      for (int i = 0; i < 4; ++i) g[pos + i] = R(hdr[i]);
+  }
+};
+
+/// The chain's two log streams behind gk_next_sweep_to's interface (see
+/// gk_bufs). The header goes before the sweep's rotations, so that a
+/// thread's stores run in address order: until session 22 it was written
+/// after them (at the position kept for it), reopening a sector the
+/// rotations had left half written, and the chain took 7.44 ms against 6.37
+/// now (H200, 100 000 x 32, U and V; the log the same bit for bit). Staged
+/// in shared memory and written a line at a time (by the lanes meeting at
+/// each rotation, or as one bulk copy a line) the log was slower: 12.9 and
+/// 7.2 ms at best; at n = 64 11.7 and more against 7.3, at 128 41.6 and more
+/// against 30.2 (docs/batched-log.md).
+template <class R>
+struct gk_chain_log {
+  gk_log_stream<R> r, l;  // right rotations (V), left ones (U)
+  EMGPU_HD void begin(const index_t* hdr) {
+    if (hdr[0] != gk_sweep_row) {
+      r.put2(R(hdr[0]), R(hdr[1]));
+      r.put2(R(hdr[2]), R(hdr[3]));
+    }
+    if (hdr[0] != gk_sweep_col) {
+      l.put2(R(hdr[0]), R(hdr[1]));
+      l.put2(R(hdr[2]), R(hdr[3]));
+    }
+  }
+  EMGPU_HD void put_right(index_t, R c, R s) { r.put2(c, s); }
+  EMGPU_HD void put_left(index_t, R c, R s) { l.put2(c, s); }
+};
+
 /// Thread-per-matrix QR iteration on B with logging (kernel 2).
 template <class R>
 struct gk_chain_op {
@@ -69,10 +113,6 @@ struct gk_chain_op {
   R* sigma;        // n per matrix (written when the matrix finishes)
   index_t* perm;   // n per matrix: output column j is input column perm[j]
   int* info;
-
-  EMGPU_HD static void put_hdr(R* p, const index_t* hdr) {
-    for (int i = 0; i < 4; ++i) p[i] = R(hdr[i]);
-  }
 
   /// One round of matrix k, with d and e reached through Arr (R* or a
   /// strided accessor).
@@ -86,35 +126,24 @@ struct gk_chain_op {
   template <class Arr>
   EMGPU_HD bool iterate(index_t k, Arr d, Arr e) const {
     gk_ctl<R>& c = ctl[k];
-    R* ll = log_l ? log_l + k * cap : nullptr;
-    R* lr = log_r ? log_r + k * cap : nullptr;
+    gk_chain_log<R> lg{{log_r ? log_r + k * cap : nullptr, 0}, {log_l ? log_l + k * cap : nullptr, 0}};
     gk_state<R> st{c.hi, c.steps, 6L * long(n) * long(n), std::numeric_limits<R>::epsilon(), c.thresh, false};
-    index_t pl = 0, pr = 0;
     index_t hdr[4] = {0, 0, 0, 0};
     const index_t room = 4 + 2 * n + 4;  // one sweep and the end marker
     for (;;) {
-      if ((ll && pl + room > cap) || (lr && pr + room > cap)) {
+      if ((lg.l.g && lg.l.pos + room > cap) || (lg.r.g && lg.r.pos + room > cap)) {
         hdr[0] = gk_pause;
-        if (ll) put_hdr(ll + pl, hdr);
-        if (lr) put_hdr(lr + pr, hdr);
+        lg.l.close(hdr);
+        lg.r.close(hdr);
         c.hi = st.hi;
         c.steps = st.steps;
         return false;
       }
-      gk_next_sweep(d, e, st, lr ? lr + pr + 4 : nullptr, ll ? ll + pl + 4 : nullptr, hdr);
+      gk_next_sweep_to(d, e, st, lg, hdr);
       if (hdr[0] == gk_done) break;
-      const index_t lo = hdr[1], hi = hdr[2], zi = hdr[3];
-      if (hdr[0] != gk_sweep_row && lr) {
-        put_hdr(lr + pr, hdr);
-        pr += 4 + 2 * (hi - lo);
-      }
-      if (hdr[0] != gk_sweep_col && ll) {
-        put_hdr(ll + pl, hdr);
-        pl += 4 + 2 * (hdr[0] == gk_sweep_qr ? hi - lo : hi - zi);
-      }
     }
-    if (ll) put_hdr(ll + pl, hdr);
-    if (lr) put_hdr(lr + pr, hdr);
+    lg.l.close(hdr);
+    lg.r.close(hdr);
     c.hi = st.hi;
     c.steps = st.steps;
     c.state = 1;
