@@ -25,10 +25,10 @@
 /// the rotations are accumulated apart on real rows and applied as one
 /// product (n^2 real-by-complex products a row); H100, 100 000 x 32 x 32,
 /// U, S, V: 48.1 -> 39.5 ms, 5 000 x 128: 435 -> 292; each kernel trimmed
-/// after a profile since: 33.7 and 227 ms (docs/batched-log.md).
+/// after a profile since: 31.1 and 220 ms in session 22 (docs/batched-log.md).
 ///
-/// The iteration is the core's (the same gk_next_sweep, gk_rotate_row and
-/// selection sort); Q_L and Q_R are formed row-wise instead of column-wise
+/// The iteration is the core's (the same gk_next_sweep_to, gk_rotate_row
+/// and selection sort); Q_L and Q_R are formed row-wise instead of column-wise
 /// and the rotations accumulated apart, so the factors agree with
 /// svd_gk_core to rounding, not bitwise.
 ///
