@@ -78,9 +78,10 @@ struct gk_log_stream {
 /// The chain's two log streams behind gk_next_sweep_to's interface (see
 /// gk_bufs). The header goes before the sweep's rotations, so that a
 /// thread's stores run in address order: until session 22 it was written
-/// after them (at the position kept for it), reopening a sector the
-/// rotations had left half written, and the chain took 7.44 ms against 6.37
-/// now (H200, 100 000 x 32, U and V; the log the same bit for bit). Staged
+/// after them (at the position kept for it; presumably reopening a sector
+/// the first rotations had left half written), and the chain took 7.44 ms
+/// against 6.37 now (H200, 100 000 x 32, U and V; the log the same bit for
+/// bit). Staged
 /// in shared memory and written a line at a time (by the lanes meeting at
 /// each rotation, or as one bulk copy a line) the log was slower: 12.9 and
 /// 7.2 ms at best; at n = 64 11.7 and more against 7.3, at 128 41.6 and more
