@@ -444,10 +444,15 @@ TEMPLATE_LIST_TEST_CASE("batched SVD: QR method's split pipeline is accurate; pa
                         "[batched][svd][sanitize]", backends) {
   const TestType b{};
   std::uint64_t seed = 1200;
-  for (auto [m, n] : std::vector<std::pair<index_t, index_t>>{{2, 2}, {7, 5}, {16, 16}, {33, 33}, {40, 31}}) {
+  // 32 x 32, 40 x 31, 33 x 33 and 100 x 70 take the CUDA column kernel with
+  // M = 32, 64, 64 and 128 rows (33 and 40 mostly padding), the rest the row kernel.
+  for (auto [m, n] :
+       std::vector<std::pair<index_t, index_t>>{{2, 2}, {7, 5}, {16, 16}, {32, 32}, {33, 33}, {40, 31}, {100, 70}}) {
     check_split<complex<double>>(b, m, n, true, true, false, ++seed);
     check_split<double>(b, m, n, true, true, false, ++seed);
   }
+  for (bool wu : {false, true})
+    for (bool wv : {false, true}) check_split<complex<float>>(b, 48, 36, wu, wv, !wu, ++seed);
   for (bool wu : {false, true})
     for (bool wv : {false, true})
       for (bool flip : {false, true}) {

@@ -325,6 +325,7 @@ struct gk_rows_args {
   bool first;   // first round: rows of U_B, V_B from the identity, else from ub, vb
   R* ub;        // U_B (left rotations), n x n column-major per matrix (null: U not wanted)
   R* vb;        // V_B (right rotations)
+  T* tb = nullptr;  // CUDA column kernel: T of each block of reflectors (gk_tb_reals per matrix)
 };
 
 /// Row r of Q_L (U rows, y of m entries) or of Q_R (V rows, n entries) at
@@ -476,13 +477,20 @@ inline int gk_rows_width(const backend::openmp&, index_t, index_t) {
   return 1;
 }
 
-#if defined(__CUDACC__)
-/// Reflectors the form kernel applies per pass over a row (compact WY):
-/// each pass reads and writes the row once for gk_blk reflectors, where one
-/// at a time the kernel was bound by shared memory (ncu, H100, n = 32: the
-/// pipe 97 % busy, each reflector reading the row twice and writing it
-/// once).
+/// Reflectors the form kernels apply per pass over a row or column (compact
+/// WY): each pass reads and writes the row once for gk_blk reflectors,
+/// where one at a time the row kernel was bound by shared memory (ncu,
+/// H100, n = 32: the pipe 97 % busy, each reflector reading the row twice
+/// and writing it once).
 constexpr int gk_blk = 4;
+
+/// Entries of T (the blocks' gk_blk x gk_blk triangular factors, U's then
+/// V's) per matrix, the workspace of the CUDA column kernel.
+inline index_t gk_tb_count(index_t n) {
+  return n <= 0 ? 0 : ((n + gk_blk - 1) / gk_blk + (n + gk_blk - 2) / gk_blk) * gk_blk * gk_blk;
+}
+
+#if defined(__CUDACC__)
 
 /// Shared memory of the form kernel for ys rows per block: the rows, then
 /// two blocks of gk_blk reflectors (with their tau) while the rows are
@@ -772,6 +780,60 @@ __device__ __forceinline__ void gk_stage_block(const A& a, index_t k, bool is_u,
   }
 }
 
+/// Sum of v over the lanes l and l ^ mask (a butterfly step).
+template <class T>
+__device__ __forceinline__ T gk_xor_sum(T v, int mask) {
+  constexpr unsigned full = 0xffffffffu;
+  if constexpr (is_complex_v<T>)
+    return T(v.real() + __shfl_xor_sync(full, v.real(), mask), v.imag() + __shfl_xor_sync(full, v.imag(), mask));
+  else
+    return v + __shfl_xor_sync(full, v, mask);
+}
+
+/// The BLK x BLK upper-triangular T of a staged block of reflectors (LAPACK
+/// larft, forward, columnwise: H_q0 ... H_q0+BLK-1 = I - W T W^H), on every
+/// lane of the warp: G = W^H W from every lane's share of rows p0 .. len-1
+/// (w lanes), summed by butterflies, then T(c, b) = -tau_b sum_{c <= e < b}
+/// T(c, e) G(e, b). Column b of W at W[b ws + i], its tau at W[b ws + ws - 1].
+template <int BLK, class T>
+__device__ __forceinline__ void gk_block_t(const T* W, index_t ws, index_t p0, index_t len, int w,
+                                           T (&t)[BLK][BLK]) {
+  const int lane = int(threadIdx.x);
+  T g[BLK][BLK];
+#pragma unroll
+  for (int c = 0; c < BLK; ++c)
+#pragma unroll
+    for (int b = 0; b < BLK; ++b) g[c][b] = T(0);
+  for (index_t i = p0 + lane; i < len; i += w) {
+    T wi[BLK];
+#pragma unroll
+    for (int b = 0; b < BLK; ++b) wi[b] = W[b * ws + i];
+#pragma unroll
+    for (int b = 1; b < BLK; ++b)
+#pragma unroll
+      for (int c = 0; c < b; ++c) g[c][b] = madd_conj(g[c][b], wi[c], wi[b]);
+  }
+#pragma unroll
+  for (int b = 1; b < BLK; ++b)
+#pragma unroll
+    for (int c = 0; c < b; ++c)
+      for (int mask = 1; mask < 32; mask <<= 1) g[c][b] = gk_xor_sum(g[c][b], mask);
+#pragma unroll
+  for (int b = 0; b < BLK; ++b) {
+    const T tau = W[b * ws + ws - 1];
+#pragma unroll
+    for (int c = 0; c < BLK; ++c) t[c][b] = T(0);
+    t[b][b] = tau;
+#pragma unroll
+    for (int c = 0; c < b; ++c) {
+      T v = T(0);
+#pragma unroll
+      for (int e = c; e < b; ++e) v += t[c][e] * g[e][b];
+      t[c][b] = -tau * v;
+    }
+  }
+}
+
 /// gk_reflect_row for a block (one warp) at once, LPR lanes per row (1 or
 /// 2): lane group rr builds row r of its block (active: r is a row), lane h
 /// of a pair the entries i = h mod 2 (y: entry i at y[i * ys], ys = rows
@@ -794,13 +856,6 @@ __device__ __forceinline__ void gk_reflect_row_staged(const A& a, index_t k, boo
   const index_t len = is_u ? m : n;
   const index_t steps = is_u ? n : n - 1;
   const int lane = int(threadIdx.x), h = LPR == 2 ? lane & 1 : 0;
-  const unsigned full = 0xffffffffu;
-  const auto xor_sum = [&](T v, int mask) {
-    if constexpr (is_complex_v<T>)
-      return T(v.real() + __shfl_xor_sync(full, v.real(), mask), v.imag() + __shfl_xor_sync(full, v.imag(), mask));
-    else
-      return v + __shfl_xor_sync(full, v, mask);
-  };
   if (active)
     for (index_t i = h; i < len; i += LPR) y[i * ys] = T(i == r ? 1 : 0);
   if (steps <= 0) return;
@@ -814,42 +869,8 @@ __device__ __forceinline__ void gk_reflect_row_staged(const A& a, index_t k, boo
     emgpu::detail::cp_async_wait<1>();
     __syncwarp();
     const index_t p0 = is_u ? q0 : q0 + 1;  // first unit entry of the block
-    // G = W^H W (upper part) from every lane's share of the entries, then T
-    // on every lane (BLK x BLK, upper triangular).
-    T g[BLK][BLK];
-#pragma unroll
-    for (int c = 0; c < BLK; ++c)
-#pragma unroll
-      for (int b = 0; b < BLK; ++b) g[c][b] = T(0);
-    for (index_t i = p0 + lane; i < len; i += w) {
-      T wi[BLK];
-#pragma unroll
-      for (int b = 0; b < BLK; ++b) wi[b] = W[b * (m + 1) + i];
-#pragma unroll
-      for (int b = 1; b < BLK; ++b)
-#pragma unroll
-        for (int c = 0; c < b; ++c) g[c][b] = madd_conj(g[c][b], wi[c], wi[b]);
-    }
-#pragma unroll
-    for (int b = 1; b < BLK; ++b)
-#pragma unroll
-      for (int c = 0; c < b; ++c)
-        for (int mask = 1; mask < 32; mask <<= 1) g[c][b] = xor_sum(g[c][b], mask);
     T t[BLK][BLK];
-#pragma unroll
-    for (int b = 0; b < BLK; ++b) {
-      const T tau = W[b * (m + 1) + m];
-#pragma unroll
-      for (int c = 0; c < BLK; ++c) t[c][b] = T(0);
-      t[b][b] = tau;
-#pragma unroll
-      for (int c = 0; c < b; ++c) {  // T(c, b) = -tau_b sum_{c <= e < b} T(c, e) G(e, b)
-        T v = T(0);
-#pragma unroll
-        for (int e = c; e < b; ++e) v += t[c][e] * g[e][b];
-        t[c][b] = -tau * v;
-      }
-    }
+    gk_block_t<BLK>(W, m + 1, p0, len, w, t);
     // s = y W over this lane's entries, summed over the pair; u = s T.
     T sv[BLK];
 #pragma unroll
@@ -863,7 +884,7 @@ __device__ __forceinline__ void gk_reflect_row_staged(const A& a, index_t k, boo
       }
     if constexpr (LPR == 2) {
 #pragma unroll
-      for (int b = 0; b < BLK; ++b) sv[b] = xor_sum(sv[b], 1);
+      for (int b = 0; b < BLK; ++b) sv[b] = gk_xor_sum(sv[b], 1);
     }
     if (active) {
       T u[BLK];
@@ -957,6 +978,248 @@ __global__ void __launch_bounds__(32) gk_form_kernel(gk_rows_args<T> a, index_t 
   }
 }
 
+/// T of each block of gk_blk reflectors, U's blocks then V's, per matrix,
+/// stored whole (t[c][b] at c gk_blk + b), for the column kernel.
+/// Kernel 3b: one thread per block. Why its own kernel: computed in the
+/// column kernel, each block's W^H W took 60 warp shuffles, repeated by
+/// every warp of the matrix (ncu, H200, n = 32: SHFL 9.8 % and the G loop
+/// and staging overhead together more issue slots than the DFMA).
+template <class T>
+__global__ void __launch_bounds__(128) gk_tblocks_kernel(gk_rows_args<T> a, index_t nbu, index_t nbv, index_t total) {
+  constexpr int BLK = gk_blk;
+  const index_t idx = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= total) return;
+  const index_t per = nbu + nbv, k = idx / per, j = idx % per;
+  const bool is_u = j < nbu;
+  const index_t n = a.n, len = is_u ? a.m : n, steps = is_u ? n : n - 1;
+  const index_t q0 = (is_u ? j : j - nbu) * BLK, p0 = is_u ? q0 : q0 + 1;
+  const T* ak = a.a + k * a.sa;
+  const index_t step = is_u ? 1 : a.lda;  // entry i of reflector q at w_q + i step
+  const T* wq[BLK];
+  int live = 0;
+#pragma unroll
+  for (int b = 0; b < BLK; ++b) {
+    wq[b] = is_u ? ak + (q0 + b) * a.lda : ak + q0 + b;
+    live += q0 + b < steps ? 1 : 0;
+  }
+  // G = W^H W above the diagonal: entry i of w_b is 0 above p0 + b, 1 there.
+  T g[BLK][BLK];
+#pragma unroll
+  for (int c = 0; c < BLK; ++c)
+#pragma unroll
+    for (int b = 0; b < BLK; ++b) g[c][b] = T(0);
+  for (index_t i = p0 + 1; i < len; ++i) {
+    T wi[BLK];
+#pragma unroll
+    for (int b = 0; b < BLK; ++b) {
+      const index_t p = p0 + b;
+      wi[b] = b < live && i >= p ? (i == p ? T(1) : wq[b][i * step]) : T(0);
+    }
+#pragma unroll
+    for (int b = 1; b < BLK; ++b)
+#pragma unroll
+      for (int c = 0; c < b; ++c) g[c][b] = madd_conj(g[c][b], wi[c], wi[b]);
+  }
+  T t[BLK][BLK];
+  const T* tau = a.tau + 2 * k * n + (is_u ? 0 : n) + q0;
+#pragma unroll
+  for (int b = 0; b < BLK; ++b) {
+    const T tb = b < live ? tau[b] : T(0);
+#pragma unroll
+    for (int c = 0; c < BLK; ++c) t[c][b] = T(0);
+    t[b][b] = tb;
+#pragma unroll
+    for (int c = 0; c < b; ++c) {  // T(c, b) = -tau_b sum_{c <= e < b} T(c, e) G(e, b)
+      T v = T(0);
+#pragma unroll
+      for (int e = c; e < b; ++e) v += t[c][e] * g[e][b];
+      t[c][b] = -tb * v;
+    }
+  }
+  T* out = a.tb + idx * (BLK * BLK);
+#pragma unroll
+  for (int c = 0; c < BLK; ++c)
+#pragma unroll
+    for (int b = 0; b < BLK; ++b) out[c * BLK + b] = t[c][b];
+}
+
+/// Stages reflectors q0 .. q0 + BLK - 1 (one warp) as columns of M entries,
+/// zero outside each reflector (1 at its unit entry), so that the column
+/// kernel runs its unrolled loops without bounds, and after them the
+/// block's T (BLK x BLK from tsrc): entries below the unit entry and T by
+/// cp.async (the caller commits), the rest by plain stores.
+template <int BLK, int M, class A, class T>
+__device__ __forceinline__ void gk_stage_block_padded(const A& a, index_t k, bool is_u, int q0, int steps, T* wb,
+                                                      const T* tsrc) {
+  const int len = int(is_u ? a.m : a.n);
+  const T* ak = a.a + k * a.sa;
+  const index_t step = is_u ? 1 : a.lda;
+  const int p0 = is_u ? q0 : q0 + 1, lane = int(threadIdx.x);
+  if (lane < BLK * BLK) gk_cp_async(wb + BLK * M + lane, tsrc + lane);
+#pragma unroll
+  for (int b = 0; b < BLK; ++b) {
+    T* col = wb + b * M;
+    const int q = q0 + b, p = p0 + b;
+    const bool live = q < steps;
+    const T* src = is_u ? ak + index_t(q) * a.lda : ak + q;
+#pragma unroll
+    for (int r = 0; r < M / 32; ++r) {
+      const int i = lane + 32 * r;
+      if (live && i > p && i < len) gk_cp_async(col + i, src + index_t(i) * step);
+      else col[i] = T(live && i == p ? 1 : 0);
+    }
+  }
+}
+
+/// Calls f(std::integral_constant<int, t>{}) for t = t0 .. N - 1 (N <= 32)
+/// through one jump into straight-line code (a switch falling through),
+/// where `if (t >= t0)` per t cost a compare and a branch each.
+template <int N, class F>
+__device__ __forceinline__ void gk_unroll_from(int t0, F&& f) {
+  static_assert(N <= 32);
+#define EMGPU_GK_CASE(t)                                     \
+  case t:                                                    \
+    if constexpr (t < N) f(std::integral_constant<int, t>{}); \
+    [[fallthrough]];
+  switch (t0) {
+    EMGPU_GK_CASE(0) EMGPU_GK_CASE(1) EMGPU_GK_CASE(2) EMGPU_GK_CASE(3) EMGPU_GK_CASE(4) EMGPU_GK_CASE(5)
+    EMGPU_GK_CASE(6) EMGPU_GK_CASE(7) EMGPU_GK_CASE(8) EMGPU_GK_CASE(9) EMGPU_GK_CASE(10) EMGPU_GK_CASE(11)
+    EMGPU_GK_CASE(12) EMGPU_GK_CASE(13) EMGPU_GK_CASE(14) EMGPU_GK_CASE(15) EMGPU_GK_CASE(16)
+    EMGPU_GK_CASE(17) EMGPU_GK_CASE(18) EMGPU_GK_CASE(19) EMGPU_GK_CASE(20) EMGPU_GK_CASE(21)
+    EMGPU_GK_CASE(22) EMGPU_GK_CASE(23) EMGPU_GK_CASE(24) EMGPU_GK_CASE(25) EMGPU_GK_CASE(26)
+    EMGPU_GK_CASE(27) EMGPU_GK_CASE(28) EMGPU_GK_CASE(29) EMGPU_GK_CASE(30) EMGPU_GK_CASE(31)
+    default:
+      break;
+  }
+#undef EMGPU_GK_CASE
+}
+
+/// Kernel 4 for m <= M (M = 32, 64, 128), by columns: column j of U is Q_L
+/// [U_B(:, perm_j) s_j; 0] (s_j the sign of d there, when U takes it), the
+/// reflectors applied last block first, gk_blk at a time in compact WY
+/// form: x := x - W (T (W^H x)), T from gk_tblocks_kernel, staged with W.
+/// LPC lanes hold a column, M / LPC of its entries each in registers (rows
+/// h, h + LPC, ...); 32 / LPC columns per block (one warp); V likewise with
+/// Q_R and V_B. Why columns: the row kernel (gk_form_kernel) builds rows of
+/// Q_L and then multiplies them by U_B, a quarter more arithmetic, with the
+/// rows in shared memory (ncu, H100, n = 32: its shared-memory pipe 68 %
+/// busy, FP64 27 %); here shared memory carries only the staged reflectors,
+/// read by broadcast. The sums run in another order than on the host: the
+/// factors differ by rounding.
+template <class T, int M, int LPC>
+__global__ void __launch_bounds__(32) gk_form_cols_kernel(gk_rows_args<T> a, index_t blocks_u, index_t blocks_v) {
+  using R = real_type_t<T>;
+  constexpr int BLK = gk_blk, RPL = M / LPC, CPB = 32 / LPC;
+  static_assert(M % 32 == 0 && 32 % LPC == 0 && RPL <= 32);
+  extern __shared__ __align__(16) unsigned char emgpu_gk_formc_smem[];
+  T* wb = reinterpret_cast<T*>(emgpu_gk_formc_smem);
+  const int lane = int(threadIdx.x), h = lane % LPC;
+  const index_t m = a.m, n = a.n;
+  const index_t per = blocks_u + blocks_v;
+  const index_t k = index_t(blockIdx.x) / per;
+  const index_t j = index_t(blockIdx.x) % per;
+  const bool is_u = j < blocks_u;
+  const index_t col = (is_u ? j : j - blocks_u) * CPB + lane / LPC;
+  const bool active = col < n;
+  const int len = int(is_u ? m : n), steps = int(is_u ? n : n - 1);
+  T x[RPL];
+  {
+    const R* d = a.de + 2 * k * n;
+    const index_t src = active ? a.perm[k * n + col] : 0;
+    const bool neg = active && is_u != a.sign_v && d[src] < R(0);
+    const R* bc = (is_u ? a.ub : a.vb) + k * n * n + src * n;
+#pragma unroll
+    for (int t = 0; t < RPL; ++t) {
+      const index_t i = h + LPC * t;
+      const R v = active && i < n ? bc[i] : R(0);
+      x[t] = T(neg ? -v : v);
+    }
+  }
+  const int nbu = int((n + BLK - 1) / BLK), nbv = int((n + BLK - 2) / BLK);
+  const int nblk = (steps + BLK - 1) / BLK;
+  const T* tbk = a.tb + (k * (nbu + nbv) + (is_u ? 0 : nbu)) * (BLK * BLK);
+  constexpr int slot = BLK * M + BLK * BLK;  // W, then T
+  if (nblk > 0)
+    gk_stage_block_padded<BLK, M>(a, k, is_u, (nblk - 1) * BLK, steps, wb, tbk + (nblk - 1) * (BLK * BLK));
+  emgpu::detail::cp_async_commit();
+  for (int qb = nblk - 1, sl = 0; qb >= 0; --qb, sl ^= 1) {
+    const T* W = wb + sl * slot;
+    if (qb > 0)
+      gk_stage_block_padded<BLK, M>(a, k, is_u, (qb - 1) * BLK, steps, wb + (sl ^ 1) * slot,
+                                    tbk + (qb - 1) * (BLK * BLK));
+    emgpu::detail::cp_async_commit();
+    emgpu::detail::cp_async_wait<1>();
+    __syncwarp();
+    const int p0 = is_u ? qb * BLK : qb * BLK + 1;
+    const int t0 = p0 / LPC;  // W is zero above p0 (and below len, as x)
+    T sv[BLK];
+#pragma unroll
+    for (int b = 0; b < BLK; ++b) sv[b] = T(0);
+    gk_unroll_from<RPL>(t0, [&](auto tc) {
+      constexpr int t = decltype(tc)::value;
+      const int i = h + LPC * t;
+#pragma unroll
+      for (int b = 0; b < BLK; ++b) sv[b] = madd_conj(sv[b], W[b * M + i], x[t]);
+    });
+#pragma unroll
+    for (int mask = 1; mask < LPC; mask <<= 1)
+#pragma unroll
+      for (int b = 0; b < BLK; ++b) sv[b] = gk_xor_sum(sv[b], mask);
+    const T* tq = W + BLK * M;
+    T u[BLK];
+#pragma unroll
+    for (int c = 0; c < BLK; ++c) {
+      u[c] = T(0);
+#pragma unroll
+      for (int b = c; b < BLK; ++b) u[c] += tq[c * BLK + b] * sv[b];
+    }
+    gk_unroll_from<RPL>(t0, [&](auto tc) {
+      constexpr int t = decltype(tc)::value;
+      const int i = h + LPC * t;
+#pragma unroll
+      for (int b = 0; b < BLK; ++b) x[t] = msub(x[t], W[b * M + i], u[b]);
+    });
+    __syncwarp();  // slot sl is refilled at the next block
+  }
+  if (active) {
+    T* g = (is_u ? a.u + k * a.su + col * a.ldu : a.v + k * a.sv + col * a.ldv);
+#pragma unroll
+    for (int t = 0; t < RPL; ++t) {
+      const int i = h + LPC * t;
+      if (i < len) g[i] = x[t];
+    }
+  }
+}
+
+/// Kernel 3b's launch: T of every block (a.tb, gk_tb_reals per matrix).
+template <class T>
+inline void gk_tblocks(const backend::cuda& b, const gk_rows_args<T>& a, index_t count) {
+  const index_t nbu = (a.n + gk_blk - 1) / gk_blk, nbv = (a.n + gk_blk - 2) / gk_blk;
+  const index_t total = count * (nbu + nbv);
+  if (total == 0) return;
+  const index_t grid = (total + 127) / 128;
+  detail_require(grid <= index_t(0x7fffffff), "emgpu::batched::svd: batch too large for one grid");
+  gk_tblocks_kernel<T><<<unsigned(grid), 128u, 0, b.stream>>>(a, nbu, nbv, total);
+  emgpu::detail::check_cuda(cudaGetLastError(), "emgpu::batched::svd (vectors)", __FILE__, __LINE__);
+}
+
+/// Launches the column kernel for m <= M (one warp per 32 / LPC columns),
+/// after kernel 3b.
+template <class T, int M, int LPC>
+inline void gk_form_cols_launch(const backend::cuda& b, const gk_rows_args<T>& a, index_t count) {
+  constexpr int cpb = 32 / LPC;
+  const index_t bu = a.u ? (a.n + cpb - 1) / cpb : 0, bv = a.v ? (a.n + cpb - 1) / cpb : 0;
+  const index_t grid = count * (bu + bv);
+  if (grid == 0) return;
+  detail_require(grid <= index_t(0x7fffffff), "emgpu::batched::svd: batch too large for one grid");
+  gk_tblocks(b, a, count);
+  const std::size_t smem = 2 * std::size_t(gk_blk) * std::size_t(M + gk_blk) * sizeof(T);
+  auto kern = gk_form_cols_kernel<T, M, LPC>;
+  EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  kern<<<unsigned(grid), 32u, smem, b.stream>>>(a, bu, bv);
+  emgpu::detail::check_cuda(cudaGetLastError(), "emgpu::batched::svd (vectors)", __FILE__, __LINE__);
+}
+
 template <class T>
 inline void gk_basis(const backend::cuda& b, const gk_rows_args<T>& a, index_t count) {
   using R = real_type_t<T>;
@@ -1010,9 +1273,23 @@ inline void gk_form(const backend::cuda& b, const gk_rows_args<T>& a, index_t co
   // 22.8; n = 128: 92.9, 86.6, 76.8, 65.6. Below 32 rows the blocks' T
   // and shuffles cost more than they save; at 32..64 one lane per row keeps
   // the rows' dependent chains long enough to hide the staging.
-  if (a.m < 32) gk_form_launch<T, 1, 2>(b, a, count, w);
-  else if (a.m <= 64) gk_form_launch<T, gk_blk, 1>(b, a, count, w);
-  else gk_form_launch<T, gk_blk, 2>(b, a, count, w);
+  // The column kernel (with its T blocks) where measured faster (H200,
+  // complex<double>, U and V, 100 000 x 32 / 20 000 x 64 / 5 000 x 128, ms;
+  // rows against columns M / LPC): n = 32: 8.38 against 6.40 (32 / 2; 32 /
+  // 1 6.49, 32 / 4 9.22); n = 64: 15.7 against 8.87 (64 / 2; 64 / 4 10.7);
+  // n = 128: 42.6 against 19.9 (128 / 4; 128 / 8 25.9). Fewer rows than M
+  // are carried as zeros, so a size just above 32 or 64 pays for the next.
+  if (a.tb != nullptr && a.m >= 32 && a.m <= 128) {
+    if (a.m <= 32) gk_form_cols_launch<T, 32, 2>(b, a, count);
+    else if (a.m <= 64) gk_form_cols_launch<T, 64, 2>(b, a, count);
+    else gk_form_cols_launch<T, 128, 4>(b, a, count);
+  } else if (a.m < 32) {
+    gk_form_launch<T, 1, 2>(b, a, count, w);
+  } else if (a.m <= 64) {
+    gk_form_launch<T, gk_blk, 1>(b, a, count, w);
+  } else {
+    gk_form_launch<T, gk_blk, 2>(b, a, count, w);
+  }
 }
 #endif
 
@@ -1047,16 +1324,18 @@ template <class R>
 inline std::size_t gk_split_bytes(index_t n, index_t cap, bool want_u, bool want_v) {
   const std::size_t streams = std::size_t((want_u ? 1 : 0) + (want_v ? 1 : 0));
   return sizeof(R) * (std::size_t(2 * n) + streams * std::size_t(cap + n * n)) + 4 * sizeof(R) * std::size_t(n) +
-         sizeof(index_t) * std::size_t(n) + sizeof(gk_ctl<R>);
+         sizeof(index_t) * std::size_t(n) + sizeof(gk_ctl<R>) +
+         (streams > 0 ? 2 * sizeof(R) * std::size_t(gk_tb_count(n)) : 0);
 }
 
 /// Byte offsets of the split pipeline's arrays for `chunk` matrices in one
 /// block, each on a 256-byte boundary: d and e (2n reals), the iteration
 /// state, the output order (n), the reflector factors tau (2n of T), the
 /// left and right logs (cap reals each, when wanted), U_B and V_B (n^2
-/// reals each, when wanted).
+/// reals each, when wanted), the blocks' T (gk_tb_count of T, when U or V
+/// is wanted).
 struct gk_split_layout {
-  std::size_t de, ctl, perm, tau, logl, logr, ub, vb, total;
+  std::size_t de, ctl, perm, tau, logl, logr, ub, vb, tb, total;
 };
 template <class T>
 inline gk_split_layout gk_split_carve(index_t n, index_t cap, index_t chunk, bool want_u, bool want_v) {
@@ -1073,7 +1352,8 @@ inline gk_split_layout gk_split_carve(index_t n, index_t cap, index_t chunk, boo
   o.logr = up(o.logl + (want_u ? lg : 0));
   o.ub = up(o.logr + (want_v ? lg : 0));
   o.vb = up(o.ub + (want_u ? bb : 0));
-  o.total = o.vb + (want_v ? bb : 0);
+  o.tb = up(o.vb + (want_v ? bb : 0));
+  o.total = o.tb + (want_u || want_v ? sizeof(T) * std::size_t(gk_tb_count(n)) * c : 0);
   return o;
 }
 
@@ -1119,6 +1399,7 @@ bool svd_gk_split_run(const Backend& b, strided_batch_view<T> a, real_type_t<T>*
   R* const logr = want_v ? reinterpret_cast<R*>(blk + lay.logr) : nullptr;
   R* const ub = want_u ? reinterpret_cast<R*>(blk + lay.ub) : nullptr;
   R* const vb = want_v ? reinterpret_cast<R*>(blk + lay.vb) : nullptr;
+  T* const tb = want_u || want_v ? reinterpret_cast<T*>(blk + lay.tb) : nullptr;
   for (index_t k0 = 0; k0 < count; k0 += chunk) {
     const index_t cc = count - k0 < chunk ? count - k0 : chunk;
     T* ak = a.data + k0 * a.stride;
@@ -1134,7 +1415,7 @@ bool svd_gk_split_run(const Backend& b, strided_batch_view<T> a, real_type_t<T>*
     launch(b, op, cc, "emgpu::batched::svd (bidiagonalisation)");
     const gk_chain_op<R> chain{de, ctl, logl, logr, cap, n, sk, perm, ik};
     gk_rows_args<T> rows{uk, u.ld, u.stride, vk, v.ld, v.stride, m, n, cap, ak, a.ld, a.stride, tau, de, ctl,
-                         logl, logr, perm, want_v && !(flip_u && want_u), true, ub, vb};
+                         logl, logr, perm, want_v && !(flip_u && want_u), true, ub, vb, tb};
     for (;;) {
       gk_chain(b, chain, cc);
       if (!want_u && !want_v) break;  // no log: every chain ran to its end
