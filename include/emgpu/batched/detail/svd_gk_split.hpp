@@ -4,10 +4,13 @@
 ///        the reflectors in A; (2) one thread per matrix runs the QR
 ///        iteration on its bidiagonal B and logs the rotations; (3) one
 ///        thread per row of U_B or V_B (the real n x n products of the
-///        rotations) replays the log on its row of the identity; (4) one
-///        or two lanes per row of U or V build its row of Q_L or Q_R from
-///        the reflectors and multiply it by U_B or V_B, with the signs and
-///        the descending order.
+///        rotations) replays the log on its row of the identity; (4) U
+///        and V, with the signs and the descending order: from 32 to 128
+///        rows (CUDA) a column of [U_B; 0] or V_B per lane pair or quad,
+///        in registers, the reflectors applied to it in compact WY blocks
+///        whose T a small kernel (3b) computes first; otherwise one or two
+///        lanes per row of U or V build its row of Q_L or Q_R from the
+///        reflectors and multiply it by U_B or V_B.
 ///
 /// Why: in the one-kernel version one thread of each team generates about
 /// 2 n^2 dependent rotations while the rest of the team waits (a warp team
@@ -25,12 +28,13 @@
 /// the rotations are accumulated apart on real rows and applied as one
 /// product (n^2 real-by-complex products a row); H100, 100 000 x 32 x 32,
 /// U, S, V: 48.1 -> 39.5 ms, 5 000 x 128: 435 -> 292; each kernel trimmed
-/// after a profile since: 31.1 and 220 ms in session 22 (docs/batched-log.md).
+/// after a profile since: 31.1 and 220 ms in session 22, 27.5 and 183 ms
+/// in session 23 with U and V formed by columns (docs/batched-log.md).
 ///
 /// The iteration is the core's (the same gk_next_sweep_to, gk_rotate_row
-/// and selection sort); Q_L and Q_R are formed row-wise instead of column-wise
-/// and the rotations accumulated apart, so the factors agree with
-/// svd_gk_core to rounding, not bitwise.
+/// and selection sort); the reflectors are applied in another order and
+/// the rotations accumulated apart, so the factors agree with svd_gk_core
+/// to rounding, not bitwise.
 ///
 /// The log of a matrix holds a fixed number of reals per stream (left
 /// rotations for U, right ones for V); a chain that fills it pauses at a
