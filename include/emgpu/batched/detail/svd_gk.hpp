@@ -80,13 +80,15 @@ EMGPU_HD inline gk_reflector<T> gk_make_reflector(T alpha, real_type_t<T> xnorm2
 }
 
 /// Real plane rotation [c s; -s c] [f; g] = [r; 0] (c >= 0): givens_make's
-/// values bit for bit, with its reciprocal square root computed ahead of
-/// the range test, the common case first. Why: on the chain kernel's dependent path (one
-/// rotation feeds the next) the compares and branch then overlap the
-/// rsqrt instead of delaying it (H200, 100 000 x 32 / 20 000 x 64 / 5 000 x
-/// 128 complex<double>: chains 6.52 -> 6.44, 6.29 -> 5.28, 24.9 -> 19.7
-/// ms). Kept out of givens_make: reordered there, the QR windowed kernel's
-/// pointer-array and strided instantiations stopped agreeing bitwise.
+/// formulas and cases, with the reciprocal square root computed ahead of
+/// the range test (the common case first). Why: on the chain kernel's
+/// dependent path (one rotation feeds the next) the compares and branch
+/// then overlap the rsqrt instead of delaying it (H200, 100 000 x 32 /
+/// 20 000 x 64 / 5 000 x 128 complex<double>: chains 6.20 -> 6.14, 6.29 ->
+/// 5.36, 24.86 -> 19.50 ms; nvcc contracts the reordered code differently,
+/// so the last bits of sigma can differ from givens_make's). Kept out of
+/// givens_make: reordered there, the QR windowed kernel's pointer-array and
+/// strided instantiations stopped agreeing bitwise.
 template <class R>
 EMGPU_HD inline void gk_rot(R f, R g, R& c, R& s, R& r) {
   const R f2 = f * f, g2 = g * g;
