@@ -329,7 +329,7 @@ struct gk_rows_args {
   bool first;   // first round: rows of U_B, V_B from the identity, else from ub, vb
   R* ub;        // U_B (left rotations), n x n column-major per matrix (null: U not wanted)
   R* vb;        // V_B (right rotations)
-  T* tb = nullptr;  // CUDA column kernel: T of each block of reflectors (gk_tb_reals per matrix)
+  T* tb = nullptr;  // CUDA column kernel: T of each block of reflectors (gk_tb_count per matrix)
 };
 
 /// Row r of Q_L (U rows, y of m entries) or of Q_R (V rows, n entries) at
@@ -1195,7 +1195,7 @@ __global__ void __launch_bounds__(32) gk_form_cols_kernel(gk_rows_args<T> a, ind
   }
 }
 
-/// Kernel 3b's launch: T of every block (a.tb, gk_tb_reals per matrix).
+/// Kernel 3b's launch: T of every block (a.tb, gk_tb_count per matrix).
 template <class T>
 inline void gk_tblocks(const backend::cuda& b, const gk_rows_args<T>& a, index_t count) {
   const index_t nbu = (a.n + gk_blk - 1) / gk_blk, nbv = (a.n + gk_blk - 2) / gk_blk;
