@@ -440,6 +440,76 @@ void check_split(const B& b, index_t m, index_t n, bool wu, bool wv, bool flip_u
 
 }  // namespace
 
+namespace {
+
+/// The split pipeline's bidiagonalisation with the blocks' T (gk_block_ts):
+/// for each block of gk_blk reflectors, I - W T W^H against the product
+/// H_q0 ... H_q0+3 formed from the reflectors and taus it left, in long
+/// double: ||I - W T W^H - prod H||_F / (len eps) <= 10 (each H is unitary
+/// and ||w||^2 = 2 / Re(tau) <= 2, so forming T costs a few eps per block).
+template <class T, int L, class B>
+void check_block_ts(const B& b, index_t m, index_t n, std::uint64_t seed) {
+  using R = real_t<T>;
+  namespace bd = batched::detail;
+  constexpr int BLK = bd::gk_blk;
+  std::mt19937_64 rng(seed);
+  std::vector<kind> kinds;
+  std::vector<index_t> zc;
+  const index_t count = 6;
+  const batch<T> a = make_batch<T>(m, n, count, rng, kinds, zc);
+  auto d_a = up(b, a.h);
+  auto d_de = make_vector<R>(b, 2 * n * count);
+  auto d_ctl = make_vector<std::byte>(b, index_t(sizeof(bd::gk_ctl<R>)) * count);
+  auto d_tau = make_vector<T>(b, 2 * n * count);
+  auto d_tb = make_vector<T>(b, bd::gk_tb_count(n) * count);
+  const bd::gk_bidiag_op<T, bd::strided_loc<T>, L> op{{d_a.data(), a.stride}, m, n, a.ld, d_de.data(),
+                                                           reinterpret_cast<bd::gk_ctl<R>*>(d_ctl.data()),
+                                                           d_tau.data(), bd::gk_bidiag_team(m, n, L), d_tb.data()};
+  INFO("type " << type_name<T>() << ", m = " << m << ", n = " << n << ", team " << op.team << ", lanes " << L);
+  bd::launch(b, op, count, "test gk_bidiag_op");
+  const auto ah = down(b, d_a);
+  const auto tau = down(b, d_tau);
+  const auto tb = down(b, d_tb);
+  const index_t nbu = (n + BLK - 1) / BLK, nbv = (n + BLK - 2) / BLK;
+  for (index_t k = 0; k < count; ++k) {
+    const MatL<T> A = a.get(ah, k);
+    for (index_t j = 0; j < nbu + nbv; ++j) {
+      const bool is_u = j < nbu;
+      const index_t q0 = (is_u ? j : j - nbu) * BLK, len = is_u ? m : n, steps = is_u ? n : n - 1;
+      INFO("matrix " << k << ", " << (is_u ? "left" : "right") << " block at " << q0);
+      MatL<T> W = MatL<T>::Zero(len, BLK), Tm = MatL<T>::Zero(BLK, BLK);
+      MatL<T> P = MatL<T>::Identity(len, len);
+      for (int c = 0; c < BLK; ++c) {
+        for (int e = 0; e < BLK; ++e) Tm(c, e) = to_ld(tb[std::size_t((k * (nbu + nbv) + j) * BLK * BLK + c * BLK + e)]);
+        const index_t q = q0 + c;
+        if (q >= steps) continue;
+        const index_t p = is_u ? q : q + 1;  // unit entry
+        W(p, c) = 1;
+        for (index_t i = p + 1; i < len; ++i) W(i, c) = is_u ? A(i, q) : A(q, i);
+        const auto tq = to_ld(tau[std::size_t(2 * k * n + (is_u ? 0 : n) + q)]);
+        P = P * (MatL<T>::Identity(len, len) - tq * W.col(c) * W.col(c).adjoint());
+      }
+      const MatL<T> WY = MatL<T>::Identity(len, len) - W * Tm * W.adjoint();
+      CHECK(fro(WY - P) <= 10 * len * eps<T>());
+    }
+  }
+}
+
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE("batched SVD: split pipeline's block T factors give the reflectors' products",
+                        "[batched][svd][sanitize]", backends) {
+  const TestType b{};
+  std::uint64_t seed = 1300;
+  // One lane per column and two (on CUDA; a host team of one takes one).
+  for (auto [m, n] : std::vector<std::pair<index_t, index_t>>{{5, 5}, {32, 32}, {40, 31}, {70, 66}}) {
+    check_block_ts<complex<double>, 1>(b, m, n, ++seed);
+    check_block_ts<float, 1>(b, m, n, ++seed);
+    check_block_ts<complex<double>, 2>(b, m, n, ++seed);
+    check_block_ts<complex<float>, 2>(b, m, n, ++seed);
+  }
+}
+
 TEMPLATE_LIST_TEST_CASE("batched SVD: QR method's split pipeline is accurate; paused and chunked, bitwise the same",
                         "[batched][svd][sanitize]", backends) {
   const TestType b{};

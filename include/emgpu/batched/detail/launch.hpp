@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "../../backend/openmp.hpp"
@@ -28,13 +29,16 @@
 
 namespace emgpu::batched::detail {
 
-/// 16-byte aligned host scratch for one thread.
+/// 16-byte aligned host scratch for one thread. Bytes, not doubles: the ops
+/// store float and complex<float> there too, and storage from new unsigned
+/// char[] may hold objects of any type (an array of double objects read
+/// and written as float is outside the aliasing rules).
 struct host_scratch {
-  std::vector<double> buf;  // double storage: 8-byte aligned; +1 to realign to 16
+  std::unique_ptr<unsigned char[]> buf;
   unsigned char* p = nullptr;
   std::size_t bytes = 0;
-  explicit host_scratch(std::size_t b) : buf(b / sizeof(double) + 4) {
-    auto addr = reinterpret_cast<std::uintptr_t>(buf.data());
+  explicit host_scratch(std::size_t b) : buf(new unsigned char[b + 16]()) {
+    auto addr = reinterpret_cast<std::uintptr_t>(buf.get());
     p = reinterpret_cast<unsigned char*>((addr + 15) & ~std::uintptr_t(15));
     bytes = b;
   }

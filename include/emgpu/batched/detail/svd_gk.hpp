@@ -360,46 +360,23 @@ EMGPU_HD inline void gk_apply_sweep(const MatU& u, index_t m, bool want_u, const
   }
 }
 
-/// Per-matrix state of the split CUDA pipeline (svd_gk_split.hpp) between
-/// its kernels: B's norm threshold, the QR iteration's position, scaling.
-template <class R>
-struct gk_ctl {
-  R thresh;
-  long steps;
-  index_t hi;
-  int ex;     // the matrix was scaled by 2^-ex
-  int bad;    // NaN / Inf in A
-  int state;  // 0 iterating, 1 converged or failed this round, 2 finished earlier
-  int failed;
-};
+/// Sum of v (real or complex) over the `lanes` lanes of a team that share
+/// their lane index modulo 32 / lanes (team.hpp's strided_sum).
+template <class Team, class T>
+EMGPU_HD inline T gk_strided_sum(const Team& t, T v, int lanes) {
+  if constexpr (is_complex_v<T>) return T(t.strided_sum(v.real(), lanes), t.strided_sum(v.imag(), lanes));
+  else return t.strided_sum(v, lanes);
+}
 
-/// Where svd_gk_core leaves B and the iteration state when the split
-/// pipeline runs the QR iteration elsewhere (all null: the core runs it).
-template <class R>
-struct gk_split {
-  R* d = nullptr;  // n
-  R* e = nullptr;  // n (e[n-1] = 0)
-  gk_ctl<R>* ctl = nullptr;
-};
-
-/// @return 0, or 1 when the QR iteration did not converge within 6 n^2
-///         inner steps (LAPACK's limit) or the matrix holds NaN / Inf.
-/// On return sigma holds the singular values in descending order, the
-/// columns of `a` U (when wanted) and v V (when wanted). The sign of a
-/// negative d_j goes into V's column j when V is wanted and not flip_u,
-/// else into U's: a rule that depends only on which factors exist, so that
-/// the factors computed agree bitwise whichever others are wanted.
-template <class Team, class MatA, class MatV, class T>
-EMGPU_HD int svd_gk_core(const Team& t, const MatA& a, index_t m, index_t n, real_type_t<T>* sigma,
-                         const MatV& v, bool want_v, bool want_u, bool flip_u, const gk_work<T>& w,
-                         const gk_split<real_type_t<T>>& split = {}) {
+/// Multiplies A by a power of two so that its largest |re| + |im| lies in
+/// [1/2, 1) (see the file comment). @return the exponent ex (A was scaled
+/// by 2^-ex); bad: NaN or Inf in A (then A is left as it is).
+template <class Team, class MatA>
+EMGPU_HD inline int gk_scale(const Team& t, const MatA& a, index_t m, index_t n, bool& bad) {
+  using T = std::remove_cvref_t<decltype(a(0, 0))>;
   using R = real_type_t<T>;
-  if (n == 0) return 0;
-  const index_t rk = t.rank(), ts = t.size();
-
-  // Scale by a power of two: the largest |re| + |im| into [1/2, 1).
   R mx = R(0);
-  bool bad = false;
+  bad = false;
   team_for_2d(t, m, n, [&](index_t i, index_t j) {
     const T x = a(i, j);
     R ax = abs1(x);
@@ -420,11 +397,34 @@ EMGPU_HD int svd_gk_core(const Team& t, const MatA& a, index_t m, index_t n, rea
       t.sync();
     }
   }
+  return ex;
+}
 
-  // Bidiagonalisation. The left reflector's vector stays unscaled in column
-  // k until the right reflector's phase (nobody reads column k then); the
-  // right reflector's vector is written into row k during the next step's
-  // left phase for the same reason. d, e go to the scratch (rank 0).
+/// Householder bidiagonalisation of the scaled m x n A (m >= n): B's d, e
+/// and the reflectors' tau into w (rank 0), the reflectors' vectors into A
+/// (left: column k below the diagonal; right: row k right of k + 1).
+/// @tparam L threads per column (left reflector) and per row (right
+///         reflector), a power of two <= 32 that divides the team size:
+///         they share the dot product's entries, so its chain of dependent
+///         multiply-adds is L times shorter (1 on the host). On CUDA the
+///         lanes of a column are lane l, l + 32 / L, ... of one warp (every
+///         lane of the team's warps calls the sums), so that the lanes a
+///         shared-memory wavefront serves walk one row (left) or one column
+///         (right) and the odd leading dimension keeps them on distinct banks.
+template <int L, class Team, class MatA, class T>
+EMGPU_HD inline void gk_bidiagonalise(const Team& t, const MatA& a, index_t m, index_t n, const gk_work<T>& w) {
+  static_assert(L >= 1 && L <= 32 && (L & (L - 1)) == 0);
+  using R = real_type_t<T>;
+  const index_t rk = t.rank(), ts = t.size();
+  const index_t wl = ts < 32 ? ts : 32;  // lanes of a warp in the team
+  const index_t per = wl / L;            // columns (rows) a warp serves at once
+  const index_t g = L == 1 ? rk : (rk / wl) * per + rk % per;  // this thread's column (row) slot
+  const int sub = L == 1 ? 0 : int((rk % wl) / per);           // its place among the column's lanes
+  const index_t G = ts / L;
+  // The left reflector's vector stays unscaled in column k until the right
+  // reflector's phase (nobody reads column k then); the right reflector's
+  // vector is written into row k during the next step's left phase for the
+  // same reason.
   gk_reflector<T> hr{};
   for (index_t k = 0; k < n; ++k) {
     // Left: column k, rows k..m-1.
@@ -434,22 +434,33 @@ EMGPU_HD int svd_gk_core(const Team& t, const MatA& a, index_t m, index_t n, rea
     for (index_t i = k + 1 + rk; i < m; i += ts) xn2 += abs2(a(i, k));
     xn2 = t.sum(xn2);
     const gk_reflector<T> hl = gk_make_reflector(a(k, k), xn2);
-    team_for(t, n, [&](index_t j) {
-      if (k >= 1 && j >= k + 1) a(k - 1, j) = hr.drop ? T(0) : conj_any(a(k - 1, j)) * hr.scale;  // row k-1's w
-      if (j <= k) return;
-      T* cj = a.col(j);
-      const T* ck = a.col(k);
+    const T* ck = a.col(k);
+    for (index_t j0 = 0; j0 < n; j0 += G) {
+      const index_t j = j0 + g;
+      const bool live = j < n && j > k;
+      if (sub == 0 && k >= 1 && live) a(k - 1, j) = hr.drop ? T(0) : conj_any(a(k - 1, j)) * hr.scale;  // row k-1's w
+      T* cj = a.col(live ? j : k);
       T sdot = T(0);
-      if (!hl.drop)
-        for (index_t i = k + 1; i < m; ++i) sdot = madd_conj(sdot, ck[i], cj[i]);
-      const T s = cj[k] + conj_any(hl.scale) * sdot;
+      if (live && !hl.drop)
+        for (index_t i = k + 1 + sub; i < m; i += L) sdot = madd_conj(sdot, ck[i], cj[i]);
+      T s;
+      if constexpr (L == 1) {
+        if (!live) continue;
+        s = cj[k] + conj_any(hl.scale) * sdot;
+      } else {
+        // cj[k] is read and written by lane 0 of the column only.
+        T q = conj_any(hl.scale) * sdot;
+        if (live && sub == 0) q = cj[k] + q;
+        s = gk_strided_sum(t, q, L);
+        if (!live) continue;
+      }
       const T ws = conj_any(hl.tau) * s;
-      cj[k] -= ws;
+      if (sub == 0) cj[k] -= ws;
       if (!hl.drop) {
         const T wv = ws * hl.scale;
-        for (index_t i = k + 1; i < m; ++i) cj[i] = msub(cj[i], wv, ck[i]);
+        for (index_t i = k + 1 + sub; i < m; i += L) cj[i] = msub(cj[i], wv, ck[i]);
       }
-    });
+    }
     if (rk == 0) {
       w.d[k] = hl.beta;
       w.taul[k] = hl.tau;
@@ -468,27 +479,83 @@ EMGPU_HD int svd_gk_core(const Team& t, const MatA& a, index_t m, index_t n, rea
     for (index_t j = k + 2 + rk; j < n; j += ts) yn2 += abs2(a(k, j));
     yn2 = t.sum(yn2);
     hr = gk_make_reflector(conj_any(a(k, k + 1)), yn2);
-    team_for(t, m, [&](index_t i) {
-      if (i <= k) return;
-      a(i, k) = hl.drop ? T(0) : a(i, k) * hl.scale;
+    for (index_t i0 = 0; i0 < m; i0 += G) {
+      const index_t i = i0 + g;
+      const bool live = i < m && i > k;
+      if (live && sub == 0) a(i, k) = hl.drop ? T(0) : a(i, k) * hl.scale;
       // s_i = row_i . w, w = [1; conj(row k tail) * scale]
+      const index_t ir = live ? i : k;
       T sdot = T(0);
-      if (!hr.drop)
-        for (index_t j = k + 2; j < n; ++j) sdot = madd_conj(sdot, a(k, j), a(i, j));
-      const T s = a(i, k + 1) + sdot * hr.scale;
+      if (live && !hr.drop)
+        for (index_t j = k + 2 + sub; j < n; j += L) sdot = madd_conj(sdot, a(k, j), a(ir, j));
+      T s;
+      if constexpr (L == 1) {
+        if (!live) continue;
+        s = a(i, k + 1) + sdot * hr.scale;
+      } else {
+        T q = sdot * hr.scale;
+        if (live && sub == 0) q = a(i, k + 1) + q;
+        s = gk_strided_sum(t, q, L);
+        if (!live) continue;
+      }
       const T ts_ = hr.tau * s;
-      a(i, k + 1) -= ts_;
+      if (sub == 0) a(i, k + 1) -= ts_;
       if (!hr.drop) {
         const T tw = ts_ * conj_any(hr.scale);
-        for (index_t j = k + 2; j < n; ++j) a(i, j) = msub(a(i, j), tw, a(k, j));
+        for (index_t j = k + 2 + sub; j < n; j += L) a(i, j) = msub(a(i, j), tw, a(k, j));
       }
-    });
+    }
     if (rk == 0) {
       w.e[k] = hr.beta;
       w.taur[k] = hr.tau;
     }
     t.sync();
   }
+}
+
+/// ||B|| (largest |d_i|, |e_i|), the zero-diagonal threshold's scale.
+template <class R>
+EMGPU_HD inline R gk_bnorm(const R* d, const R* e, index_t n) {
+  R bn = R(0);
+  for (index_t i = 0; i < n; ++i) {
+    const R ad = abs_any(d[i]), ae = i + 1 < n ? abs_any(e[i]) : R(0);
+    bn = ad > bn ? ad : bn;
+    bn = ae > bn ? ae : bn;
+  }
+  return bn;
+}
+
+/// Per-matrix state of the split CUDA pipeline (svd_gk_split.hpp) between
+/// its kernels: B's norm threshold, the QR iteration's position, scaling.
+template <class R>
+struct gk_ctl {
+  R thresh;
+  long steps;
+  index_t hi;
+  int ex;     // the matrix was scaled by 2^-ex
+  int bad;    // NaN / Inf in A
+  int state;  // 0 iterating, 1 converged or failed this round, 2 finished earlier
+  int failed;
+};
+
+/// @return 0, or 1 when the QR iteration did not converge within 6 n^2
+///         inner steps (LAPACK's limit) or the matrix holds NaN / Inf.
+/// On return sigma holds the singular values in descending order, the
+/// columns of `a` U (when wanted) and v V (when wanted). The sign of a
+/// negative d_j goes into V's column j when V is wanted and not flip_u,
+/// else into U's: a rule that depends only on which factors exist, so that
+/// the factors computed agree bitwise whichever others are wanted.
+template <class Team, class MatA, class MatV, class T>
+EMGPU_HD int svd_gk_core(const Team& t, const MatA& a, index_t m, index_t n, real_type_t<T>* sigma,
+                         const MatV& v, bool want_v, bool want_u, bool flip_u, const gk_work<T>& w) {
+  using R = real_type_t<T>;
+  if (n == 0) return 0;
+  const index_t rk = t.rank(), ts = t.size();
+
+  bool bad = false;
+  const int ex = gk_scale(t, a, m, n, bad);
+
+  gk_bidiagonalise<1>(t, a, m, n, w);
 
   // V = Q_R = H_0 ... H_{n-2} (right reflectors, acting on indices k+1..),
   // formed out of place: each thread owns whole columns, and a's rows are
@@ -546,34 +613,7 @@ EMGPU_HD int svd_gk_core(const Team& t, const MatA& a, index_t m, index_t n, rea
 
   // ||B|| (max entry) for the zero-diagonal threshold, on the thread that
   // runs the iteration.
-  R bn = R(0);
-  if (rk == 0)
-    for (index_t i = 0; i < n; ++i) {
-      const R ad = abs_any(w.d[i]), ae = i + 1 < n ? abs_any(w.e[i]) : R(0);
-      bn = ad > bn ? ad : bn;
-      bn = ae > bn ? ae : bn;
-    }
-
-  // Split pipeline: B, its norm and the scaling go out; the reflectors stay
-  // in A (the op writes them and the taus out).
-  if (split.ctl) {
-    if (rk == 0) {
-      for (index_t i = 0; i < n; ++i) {
-        split.d[i] = w.d[i];
-        split.e[i] = i + 1 < n ? w.e[i] : R(0);
-      }
-      gk_ctl<R>& c = *split.ctl;
-      c.thresh = std::numeric_limits<R>::epsilon() * bn;
-      c.steps = 0;
-      c.hi = bad ? 0 : n - 1;
-      c.ex = ex;
-      c.bad = bad ? 1 : 0;
-      c.state = 0;
-      c.failed = 0;
-    }
-    t.sync();
-    return 0;
-  }
+  const R bn = rk == 0 ? gk_bnorm(w.d, w.e, n) : R(0);
 
   // QR iteration on B.
   int info = 0;
@@ -639,38 +679,23 @@ struct svd_gk_op {
   bool flip_u;  // see svd_gk_core
   int* info;
   int team;
-  // Split pipeline (svd_gk_split.hpp): per-matrix B (split_d), state
-  // (split_ctl) and reflector factors tau (split_tau, 2 n per matrix: left,
-  // then right) go here, the reflectors stay in A, and the op stops after
-  // the bidiagonalisation (want_u, want_v false); null: the whole SVD.
-  real_type_t<T>* split_d = nullptr;
-  gk_ctl<real_type_t<T>>* split_ctl = nullptr;
-  T* split_tau = nullptr;
 
-  std::size_t scratch_bytes() const { return gk_work<T>::bytes(n, split_ctl == nullptr); }
+  std::size_t scratch_bytes() const { return gk_work<T>::bytes(n); }
   std::size_t stage_bytes() const { return svd_stage_bytes<T>(m, n, want_v); }
   int team_size() const { return team; }
 
   template <class Team>
   EMGPU_HD void operator()(const Team& t, index_t k, unsigned char* scratch, std::size_t bytes) const {
     carver cv{scratch, bytes};
-    const gk_work<T> w = gk_work<T>::carve(cv, n, split_ctl == nullptr);
+    const gk_work<T> w = gk_work<T>::carve(cv, n);
     const staged_matrix<T> x = cv.stage(a(k), m, n, lda);
     const staged_matrix<T> vs = want_v ? cv.stage(v(k), n, n, ldv) : staged_matrix<T>{};
     stage_in_wide(t, x, m);
     const int inf = with_local(x, n, [&](const auto& xa) {
       return with_local(vs, want_v ? n : 0, [&](const auto& va) {
-        gk_split<real_type_t<T>> sp{};
-        if (split_ctl) sp = {split_d + 2 * k * n, split_d + (2 * k + 1) * n, split_ctl + k};
-        return svd_gk_core(t, xa, m, n, sigma + k * n, va, want_v, want_u, flip_u, w, sp);
+        return svd_gk_core(t, xa, m, n, sigma + k * n, va, want_v, want_u, flip_u, w);
       });
     });
-    if (split_ctl) {
-      // The core's last barrier ordered its writes of A and the taus.
-      stage_out(t, x, m);
-      T* tk = split_tau + 2 * k * n;
-      team_for(t, 2 * n - 1, [&](index_t j) { tk[j] = j < n ? w.taul[j] : w.taur[j - n]; });
-    }
     if (want_v) stage_out(t, vs, n);
     if (want_u) {
       // U from a's (staged or in-place) columns: the stage_out above or the
@@ -678,7 +703,7 @@ struct svd_gk_op {
       T* uk = u(k);
       team_for_2d(t, m, n, [&](index_t i, index_t j) { uk[i + j * ldu] = x(i, j); });
     }
-    if (t.rank() == 0 && !split_ctl) info[k] = inf;
+    if (t.rank() == 0) info[k] = inf;
   }
 };
 

@@ -1,14 +1,15 @@
 /// @file
 /// @brief The QR-method SVD (svd_gk.hpp) as a pipeline of kernels, for
 ///        CUDA: (1) one team per matrix scales and bidiagonalises, leaving
-///        the reflectors in A; (2) one thread per matrix runs the QR
+///        the reflectors in A (and, for the column kernel, the T of their
+///        blocks of four); (2) one thread per matrix runs the QR
 ///        iteration on its bidiagonal B and logs the rotations; (3) one
 ///        thread per row of U_B or V_B (the real n x n products of the
 ///        rotations) replays the log on its row of the identity; (4) U
 ///        and V, with the signs and the descending order: from 32 to 128
 ///        rows (CUDA) a column of [U_B; 0] or V_B per lane pair or quad,
 ///        in registers, the reflectors applied to it in compact WY blocks
-///        whose T a small kernel (3b) computes first; otherwise one or two
+///        whose T kernel (1) leaves; otherwise one or two
 ///        lanes per row of U or V build its row of Q_L or Q_R from the
 ///        reflectors and multiply it by U_B or V_B.
 ///
@@ -329,7 +330,7 @@ struct gk_rows_args {
   bool first;   // first round: rows of U_B, V_B from the identity, else from ub, vb
   R* ub;        // U_B (left rotations), n x n column-major per matrix (null: U not wanted)
   R* vb;        // V_B (right rotations)
-  T* tb = nullptr;  // CUDA column kernel: T of each block of reflectors (gk_tb_count per matrix)
+  T* tb = nullptr;  // CUDA column kernel: T of each block of reflectors (gk_tb_count per matrix, from kernel 1)
 };
 
 /// Row r of Q_L (U rows, y of m entries) or of Q_R (V rows, n entries) at
@@ -488,9 +489,34 @@ inline int gk_rows_width(const backend::openmp&, index_t, index_t) {
 /// and writing it once).
 constexpr int gk_blk = 4;
 
+/// T of a block of BLK reflectors from G = W^H W (above the diagonal) and
+/// their tau: LAPACK larft's recurrence (forward, columnwise; H_0 ... H_BLK-1
+/// = I - W T W^H): T(b, b) = tau_b, T(c, b) = -tau_b sum_{c <= e < b} T(c, e)
+/// G(e, b).
+template <int BLK, class T>
+EMGPU_HD inline void gk_larft(const T (&g)[BLK][BLK], const T (&tau)[BLK], T (&t)[BLK][BLK]) {
+#pragma unroll
+  for (int b = 0; b < BLK; ++b) {
+#pragma unroll
+    for (int c = 0; c < BLK; ++c) t[c][b] = T(0);
+    t[b][b] = tau[b];
+#pragma unroll
+    for (int c = 0; c < b; ++c) {
+      T v = T(0);
+#pragma unroll
+      for (int e = c; e < b; ++e) v += t[c][e] * g[e][b];
+      t[c][b] = -tau[b] * v;
+    }
+  }
+}
+
+/// Whether the CUDA form kernel takes U and V by columns (gk_form_cols_kernel,
+/// with the blocks' T), from the rows of U.
+inline bool gk_form_by_cols(index_t m) { return m >= 32 && m <= 128; }
+
 /// Entries of T (the blocks' gk_blk x gk_blk triangular factors, U's then
 /// V's) per matrix, the workspace of the CUDA column kernel.
-inline index_t gk_tb_count(index_t n) {
+EMGPU_HD inline index_t gk_tb_count(index_t n) {
   return n <= 0 ? 0 : ((n + gk_blk - 1) / gk_blk + (n + gk_blk - 2) / gk_blk) * gk_blk * gk_blk;
 }
 
@@ -797,8 +823,8 @@ __device__ __forceinline__ T gk_xor_sum(T v, int mask) {
 /// The BLK x BLK upper-triangular T of a staged block of reflectors (LAPACK
 /// larft, forward, columnwise: H_q0 ... H_q0+BLK-1 = I - W T W^H), on every
 /// lane of the warp: G = W^H W from every lane's share of rows p0 .. len-1
-/// (w lanes), summed by butterflies, then T(c, b) = -tau_b sum_{c <= e < b}
-/// T(c, e) G(e, b). Column b of W at W[b ws + i], its tau at W[b ws + ws - 1].
+/// (w lanes), summed by butterflies, then gk_larft. Column b of W at W[b ws
+/// + i], its tau at W[b ws + ws - 1].
 template <int BLK, class T>
 __device__ __forceinline__ void gk_block_t(const T* W, index_t ws, index_t p0, index_t len, int w,
                                            T (&t)[BLK][BLK]) {
@@ -822,20 +848,10 @@ __device__ __forceinline__ void gk_block_t(const T* W, index_t ws, index_t p0, i
 #pragma unroll
     for (int c = 0; c < b; ++c)
       for (int mask = 1; mask < 32; mask <<= 1) g[c][b] = gk_xor_sum(g[c][b], mask);
+  T tau[BLK];
 #pragma unroll
-  for (int b = 0; b < BLK; ++b) {
-    const T tau = W[b * ws + ws - 1];
-#pragma unroll
-    for (int c = 0; c < BLK; ++c) t[c][b] = T(0);
-    t[b][b] = tau;
-#pragma unroll
-    for (int c = 0; c < b; ++c) {
-      T v = T(0);
-#pragma unroll
-      for (int e = c; e < b; ++e) v += t[c][e] * g[e][b];
-      t[c][b] = -tau * v;
-    }
-  }
+  for (int b = 0; b < BLK; ++b) tau[b] = W[b * ws + ws - 1];
+  gk_larft(g, tau, t);
 }
 
 /// gk_reflect_row for a block (one warp) at once, LPR lanes per row (1 or
@@ -982,71 +998,6 @@ __global__ void __launch_bounds__(32) gk_form_kernel(gk_rows_args<T> a, index_t 
   }
 }
 
-/// T of each block of gk_blk reflectors, U's blocks then V's, per matrix,
-/// stored whole (t[c][b] at c gk_blk + b), for the column kernel.
-/// Kernel 3b: one thread per block. Why its own kernel: computed in the
-/// column kernel, each block's W^H W took 60 warp shuffles, repeated by
-/// every warp of the matrix (ncu, H200, n = 32: SHFL 9.8 % and the G loop
-/// and staging overhead together more issue slots than the DFMA).
-template <class T>
-__global__ void __launch_bounds__(128) gk_tblocks_kernel(gk_rows_args<T> a, index_t nbu, index_t nbv, index_t total) {
-  constexpr int BLK = gk_blk;
-  const index_t idx = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (idx >= total) return;
-  const index_t per = nbu + nbv, k = idx / per, j = idx % per;
-  const bool is_u = j < nbu;
-  const index_t n = a.n, len = is_u ? a.m : n, steps = is_u ? n : n - 1;
-  const index_t q0 = (is_u ? j : j - nbu) * BLK, p0 = is_u ? q0 : q0 + 1;
-  const T* ak = a.a + k * a.sa;
-  const index_t step = is_u ? 1 : a.lda;  // entry i of reflector q at w_q + i step
-  const T* wq[BLK];
-  int live = 0;
-#pragma unroll
-  for (int b = 0; b < BLK; ++b) {
-    wq[b] = is_u ? ak + (q0 + b) * a.lda : ak + q0 + b;
-    live += q0 + b < steps ? 1 : 0;
-  }
-  // G = W^H W above the diagonal: entry i of w_b is 0 above p0 + b, 1 there.
-  T g[BLK][BLK];
-#pragma unroll
-  for (int c = 0; c < BLK; ++c)
-#pragma unroll
-    for (int b = 0; b < BLK; ++b) g[c][b] = T(0);
-  for (index_t i = p0 + 1; i < len; ++i) {
-    T wi[BLK];
-#pragma unroll
-    for (int b = 0; b < BLK; ++b) {
-      const index_t p = p0 + b;
-      wi[b] = b < live && i >= p ? (i == p ? T(1) : wq[b][i * step]) : T(0);
-    }
-#pragma unroll
-    for (int b = 1; b < BLK; ++b)
-#pragma unroll
-      for (int c = 0; c < b; ++c) g[c][b] = madd_conj(g[c][b], wi[c], wi[b]);
-  }
-  T t[BLK][BLK];
-  const T* tau = a.tau + 2 * k * n + (is_u ? 0 : n) + q0;
-#pragma unroll
-  for (int b = 0; b < BLK; ++b) {
-    const T tb = b < live ? tau[b] : T(0);
-#pragma unroll
-    for (int c = 0; c < BLK; ++c) t[c][b] = T(0);
-    t[b][b] = tb;
-#pragma unroll
-    for (int c = 0; c < b; ++c) {  // T(c, b) = -tau_b sum_{c <= e < b} T(c, e) G(e, b)
-      T v = T(0);
-#pragma unroll
-      for (int e = c; e < b; ++e) v += t[c][e] * g[e][b];
-      t[c][b] = -tb * v;
-    }
-  }
-  T* out = a.tb + idx * (BLK * BLK);
-#pragma unroll
-  for (int c = 0; c < BLK; ++c)
-#pragma unroll
-    for (int b = 0; b < BLK; ++b) out[c * BLK + b] = t[c][b];
-}
-
 /// Stages reflectors q0 .. q0 + BLK - 1 (one warp) as columns of M entries,
 /// zero outside each reflector (1 at its unit entry), so that the column
 /// kernel runs its unrolled loops without bounds, and after them the
@@ -1101,7 +1052,7 @@ __device__ __forceinline__ void gk_unroll_from(int t0, F&& f) {
 /// Kernel 4 for m <= M (M = 32, 64, 128), by columns: column j of U is Q_L
 /// [U_B(:, perm_j) s_j; 0] (s_j the sign of d there, when U takes it), the
 /// reflectors applied last block first, gk_blk at a time in compact WY
-/// form: x := x - W (T (W^H x)), T from gk_tblocks_kernel, staged with W.
+/// form: x := x - W (T (W^H x)), T from kernel 1 (gk_block_ts), staged with W.
 /// LPC lanes hold a column, M / LPC of its entries each in registers (rows
 /// h, h + LPC, ...); 32 / LPC columns per block (one warp); V likewise with
 /// Q_R and V_B. Why columns: the row kernel (gk_form_kernel) builds rows of
@@ -1195,20 +1146,8 @@ __global__ void __launch_bounds__(32) gk_form_cols_kernel(gk_rows_args<T> a, ind
   }
 }
 
-/// Kernel 3b's launch: T of every block (a.tb, gk_tb_count per matrix).
-template <class T>
-inline void gk_tblocks(const backend::cuda& b, const gk_rows_args<T>& a, index_t count) {
-  const index_t nbu = (a.n + gk_blk - 1) / gk_blk, nbv = (a.n + gk_blk - 2) / gk_blk;
-  const index_t total = count * (nbu + nbv);
-  if (total == 0) return;
-  const index_t grid = (total + 127) / 128;
-  detail_require(grid <= index_t(0x7fffffff), "emgpu::batched::svd: batch too large for one grid");
-  gk_tblocks_kernel<T><<<unsigned(grid), 128u, 0, b.stream>>>(a, nbu, nbv, total);
-  emgpu::detail::check_cuda(cudaGetLastError(), "emgpu::batched::svd (vectors)", __FILE__, __LINE__);
-}
-
-/// Launches the column kernel for m <= M (one warp per 32 / LPC columns),
-/// after kernel 3b.
+/// Launches the column kernel for m <= M (one warp per 32 / LPC columns);
+/// kernel 1 (gk_bidiag_op) has left the blocks' T in a.tb.
 template <class T, int M, int LPC>
 inline void gk_form_cols_launch(const backend::cuda& b, const gk_rows_args<T>& a, index_t count) {
   constexpr int cpb = 32 / LPC;
@@ -1216,7 +1155,6 @@ inline void gk_form_cols_launch(const backend::cuda& b, const gk_rows_args<T>& a
   const index_t grid = count * (bu + bv);
   if (grid == 0) return;
   detail_require(grid <= index_t(0x7fffffff), "emgpu::batched::svd: batch too large for one grid");
-  gk_tblocks(b, a, count);
   const std::size_t smem = 2 * std::size_t(gk_blk) * std::size_t(M + gk_blk) * sizeof(T);
   auto kern = gk_form_cols_kernel<T, M, LPC>;
   EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
@@ -1283,7 +1221,7 @@ inline void gk_form(const backend::cuda& b, const gk_rows_args<T>& a, index_t co
   // 1 6.49, 32 / 4 9.22); n = 64: 15.7 against 8.87 (64 / 2; 64 / 4 10.7);
   // n = 128: 42.6 against 19.9 (128 / 4; 128 / 8 25.9). Fewer rows than M
   // are carried as zeros, so a size just above 32 or 64 pays for the next.
-  if (a.tb != nullptr && a.m >= 32 && a.m <= 128) {
+  if (a.tb != nullptr && gk_form_by_cols(a.m)) {
     if (a.m <= 32) gk_form_cols_launch<T, 32, 2>(b, a, count);
     else if (a.m <= 64) gk_form_cols_launch<T, 64, 2>(b, a, count);
     else gk_form_cols_launch<T, 128, 4>(b, a, count);
@@ -1325,11 +1263,11 @@ inline std::size_t gk_default_budget(const backend::cuda& b) {
 
 /// Bytes of split workspace per matrix (cap reals per wanted log stream).
 template <class R>
-inline std::size_t gk_split_bytes(index_t n, index_t cap, bool want_u, bool want_v) {
+inline std::size_t gk_split_bytes(index_t n, index_t cap, bool want_u, bool want_v, bool with_tb = true) {
   const std::size_t streams = std::size_t((want_u ? 1 : 0) + (want_v ? 1 : 0));
   return sizeof(R) * (std::size_t(2 * n) + streams * std::size_t(cap + n * n)) + 4 * sizeof(R) * std::size_t(n) +
          sizeof(index_t) * std::size_t(n) + sizeof(gk_ctl<R>) +
-         (streams > 0 ? 2 * sizeof(R) * std::size_t(gk_tb_count(n)) : 0);
+         (streams > 0 && with_tb ? 2 * sizeof(R) * std::size_t(gk_tb_count(n)) : 0);
 }
 
 /// Byte offsets of the split pipeline's arrays for `chunk` matrices in one
@@ -1337,12 +1275,13 @@ inline std::size_t gk_split_bytes(index_t n, index_t cap, bool want_u, bool want
 /// state, the output order (n), the reflector factors tau (2n of T), the
 /// left and right logs (cap reals each, when wanted), U_B and V_B (n^2
 /// reals each, when wanted), the blocks' T (gk_tb_count of T, when U or V
-/// is wanted).
+/// is wanted and with_tb: the CUDA column kernel's).
 struct gk_split_layout {
   std::size_t de, ctl, perm, tau, logl, logr, ub, vb, tb, total;
 };
 template <class T>
-inline gk_split_layout gk_split_carve(index_t n, index_t cap, index_t chunk, bool want_u, bool want_v) {
+inline gk_split_layout gk_split_carve(index_t n, index_t cap, index_t chunk, bool want_u, bool want_v,
+                                      bool with_tb = true) {
   using R = real_type_t<T>;
   const auto up = [](std::size_t x) { return (x + 255) & ~std::size_t(255); };
   const std::size_t c = std::size_t(chunk), nn = std::size_t(n), lg = sizeof(R) * std::size_t(cap) * c;
@@ -1357,8 +1296,176 @@ inline gk_split_layout gk_split_carve(index_t n, index_t cap, index_t chunk, boo
   o.ub = up(o.logr + (want_v ? lg : 0));
   o.vb = up(o.ub + (want_u ? bb : 0));
   o.tb = up(o.vb + (want_v ? bb : 0));
-  o.total = o.tb + (want_u || want_v ? sizeof(T) * std::size_t(gk_tb_count(n)) * c : 0);
+  o.total = o.tb + ((want_u || want_v) && with_tb ? sizeof(T) * std::size_t(gk_tb_count(n)) * c : 0);
   return o;
+}
+
+/// T of every block of gk_blk reflectors (U's blocks, then V's) from the
+/// reflectors in a (after gk_bidiagonalise) and their tau in w, written to
+/// out (gk_tb_count entries, block j's t[c][b] at out[(j gk_blk + c) gk_blk
+/// + b]): G = W^H W above the diagonal, then gk_larft. Power-of-two groups
+/// of consecutive threads share a block's rows (every lane of the team's
+/// warps calls the sums). Why in kernel 1: the reflectors are still in
+/// shared memory there; until session 24 a kernel of its own (3b, one
+/// thread a block) read them back from global memory with scattered loads
+/// (H100, 100 000 x 32 complex<double>: U and V 5.93 -> 4.79 ms with T from
+/// kernel 1, which took 0.4 ms more; docs/batched-log.md).
+template <class Team, class MatA, class T>
+EMGPU_HD inline void gk_block_ts(const Team& t, const MatA& a, index_t m, index_t n, const gk_work<T>& w, T* out) {
+  constexpr int BLK = gk_blk;
+  const index_t nbu = (n + BLK - 1) / BLK, nbv = (n + BLK - 2) / BLK, nb = nbu + nbv;
+  const index_t rk = t.rank(), ts = t.size();
+  int lb = 1;
+  while (lb < 32 && index_t(2 * lb) * nb <= ts) lb *= 2;
+  const index_t G = ts / lb;
+  const int sub = int(rk % lb);
+  for (index_t j0 = 0; j0 < nb; j0 += G) {
+    const index_t j = j0 + rk / lb;
+    const bool live = j < nb;
+    const bool is_u = j < nbu;
+    const index_t q0 = (is_u ? j : j - nbu) * BLK, p0 = is_u ? q0 : q0 + 1;
+    const index_t len = live ? (is_u ? m : n) : 0, steps = is_u ? n : n - 1;
+    int nlive = 0;
+#pragma unroll
+    for (int b = 0; b < BLK; ++b) nlive += q0 + b < steps ? 1 : 0;
+    // G = W^H W above the diagonal: entry i of w_b is 0 above p0 + b, 1 there.
+    T g[BLK][BLK];
+#pragma unroll
+    for (int c = 0; c < BLK; ++c)
+#pragma unroll
+      for (int b = 0; b < BLK; ++b) g[c][b] = T(0);
+    for (index_t i = p0 + 1 + sub; i < len; i += lb) {
+      T wi[BLK];
+#pragma unroll
+      for (int b = 0; b < BLK; ++b) {
+        const index_t p = p0 + b;
+        wi[b] = b < nlive && i >= p ? (i == p ? T(1) : is_u ? a(i, q0 + b) : a(q0 + b, i)) : T(0);
+      }
+#pragma unroll
+      for (int b = 1; b < BLK; ++b)
+#pragma unroll
+        for (int c = 0; c < b; ++c) g[c][b] = madd_conj(g[c][b], wi[c], wi[b]);
+    }
+    if (lb > 1) {
+#pragma unroll
+      for (int b = 1; b < BLK; ++b)
+#pragma unroll
+        for (int c = 0; c < b; ++c) {
+          if constexpr (is_complex_v<T>)
+            g[c][b] = T(t.group_sum(g[c][b].real(), lb), t.group_sum(g[c][b].imag(), lb));
+          else
+            g[c][b] = t.group_sum(g[c][b], lb);
+        }
+    }
+    if (!live) continue;
+    T tt[BLK][BLK], tau[BLK];
+    const T* tq = (is_u ? w.taul : w.taur) + q0;
+#pragma unroll
+    for (int b = 0; b < BLK; ++b) tau[b] = b < nlive ? tq[b] : T(0);
+    gk_larft(g, tau, tt);
+    T* o = out + j * (BLK * BLK);
+#pragma unroll
+    for (int c = 0; c < BLK; ++c)
+      if (c % lb == sub)
+#pragma unroll
+        for (int b = 0; b < BLK; ++b) o[c * BLK + b] = tt[c][b];
+  }
+}
+
+/// Kernel 1: scales A (svd_gk.hpp's gk_scale), bidiagonalises it
+/// (gk_bidiagonalise<L>) and leaves B, its norm threshold and the scaling
+/// in d / ctl, the reflectors in A and their taus in tau (2 n per matrix:
+/// left, then right), and, when tb is set, the blocks' T (gk_block_ts). Its
+/// own functor, not svd_gk_op's core: without the iteration's code the
+/// kernel takes fewer registers (H100, 32 x 32 complex<double>: 128
+/// against the core's 166).
+/// @tparam L threads per column and per row (gk_bidiagonalise; a team of
+///         one thread takes 1).
+template <class T, class LocA, int L>
+struct gk_bidiag_op {
+  using R = real_type_t<T>;
+  LocA a;
+  index_t m, n, lda;
+  R* d;  // 2 n per matrix: d, then e (e[n-1] = 0)
+  gk_ctl<R>* ctl;
+  T* tau;
+  int team;
+  T* tb = nullptr;  // T of the reflector blocks (gk_block_ts, gk_tb_count per matrix); null: not wanted
+
+  std::size_t scratch_bytes() const { return gk_work<T>::bytes(n, false); }
+  std::size_t stage_bytes() const { return svd_stage_bytes<T>(m, n, false); }
+  int team_size() const { return team; }
+
+  template <class Team>
+  EMGPU_HD void operator()(const Team& t, index_t k, unsigned char* scratch, std::size_t bytes) const {
+    carver cv{scratch, bytes};
+    const gk_work<T> w = gk_work<T>::carve(cv, n, false);
+    const staged_matrix<T> x = cv.stage(a(k), m, n, lda);
+    stage_in_wide(t, x, m);
+    bool bad = false;
+    const int ex = with_local(x, n, [&](const auto& xa) {
+      const int e = gk_scale(t, xa, m, n, bad);
+      if (t.size() == 1) gk_bidiagonalise<1>(t, xa, m, n, w);
+      else gk_bidiagonalise<L>(t, xa, m, n, w);
+      if (tb) gk_block_ts(t, xa, m, n, w, tb + k * gk_tb_count(n));
+      return e;
+    });
+    // gk_bidiagonalise's last barrier ordered its writes of A, d, e, tau
+    // (gk_block_ts only reads them).
+    if (t.rank() == 0) {
+      R* dk = d + 2 * k * n;
+      for (index_t i = 0; i < n; ++i) {
+        dk[i] = w.d[i];
+        dk[n + i] = i + 1 < n ? w.e[i] : R(0);
+      }
+      gk_ctl<R>& c = ctl[k];
+      c.thresh = std::numeric_limits<R>::epsilon() * gk_bnorm(w.d, w.e, n);
+      c.steps = 0;
+      c.hi = bad ? 0 : n - 1;
+      c.ex = ex;
+      c.bad = bad ? 1 : 0;
+      c.state = 0;
+      c.failed = 0;
+    }
+    stage_out(t, x, m);
+    T* tk = tau + 2 * k * n;
+    team_for(t, 2 * n - 1, [&](index_t j) { tk[j] = j < n ? w.taul[j] : w.taur[j - n]; });
+  }
+};
+
+/// Team of gk_bidiag_op<., ., L>: L threads per column of the larger
+/// dimension rounded up to a power of two, at least a warp, at most 256.
+inline int gk_bidiag_team(index_t m, index_t n, int lanes) {
+  const index_t big = m > n ? m : n;
+  index_t p = 1;
+  while (p < big) p *= 2;
+  const index_t tm = p * lanes;
+  return int(tm < 32 ? 32 : tm > 256 ? 256 : tm);
+}
+
+/// Runs kernel 1 on a chunk: on CUDA one lane per column up to 64 rows
+/// (a warp up to 32), two from 65 (a block of 256 threads up to 128).
+/// Measured on the H100, complex<double>, kernel 1 alone without T, ms
+/// (docs/batched-log.md, session 24): 100 000 x 32 8.87 with one lane per
+/// column, 17.8 with two (a block of 64: its sums and barriers block-wide);
+/// 20 000 x 64 16.6 with one, 18.7 with two (16.7 in a build whose 126
+/// registers let three blocks per SM in instead of two); 5 000 x 128 118
+/// with one, 70.4 with two (session 23's kernel: 123.5).
+template <class Backend, class T>
+inline void gk_bidiag_launch(const Backend& b, strided_loc<T> a, index_t m, index_t n, index_t lda,
+                             real_type_t<T>* d, gk_ctl<real_type_t<T>>* ctl, T* tau, T* tb, index_t count) {
+  using L = strided_loc<T>;
+  [[maybe_unused]] bool device = false;
+#if defined(__CUDACC__)
+  device = std::is_same_v<Backend, backend::cuda>;
+#endif
+  if (device && (m > 64 || n > 64)) {
+    const gk_bidiag_op<T, L, 2> op{a, m, n, lda, d, ctl, tau, gk_bidiag_team(m, n, 2), tb};
+    launch(b, op, count, "emgpu::batched::svd (bidiagonalisation)");
+  } else {
+    const gk_bidiag_op<T, L, 1> op{a, m, n, lda, d, ctl, tau, device ? gk_bidiag_team(m, n, 1) : 1, tb};
+    launch(b, op, count, "emgpu::batched::svd (bidiagonalisation)");
+  }
 }
 
 /// The QR-method SVD by the split pipeline, same contract as svd_run with
@@ -1381,12 +1488,18 @@ bool svd_gk_split_run(const Backend& b, strided_batch_view<T> a, real_type_t<T>*
   cap += cap & 1;  // even: rotations are stored as aligned (c, s) pairs
   detail_require(cap >= 4 + 2 * n + 4, "emgpu::batched::svd: log capacity below one sweep");
   if (budget == 0) budget = gk_default_budget(b);
-  const std::size_t per = gk_split_bytes<R>(n, cap, want_u, want_v);
+  // The blocks' T only where the CUDA column kernel forms U and V; the
+  // bidiagonalisation computes them (gk_block_ts).
+  bool cols = false;
+#if defined(__CUDACC__)
+  if constexpr (std::is_same_v<Backend, backend::cuda>) cols = (want_u || want_v) && gk_form_by_cols(m);
+#endif
+  const std::size_t per = gk_split_bytes<R>(n, cap, want_u, want_v, cols);
   index_t chunk = index_t(budget / per);
   chunk = chunk < 1 ? 1 : chunk > count ? count : chunk;
   // One block for all eight arrays: from the caller's workspace, or allocated
   // here (one cudaMalloc instead of eight).
-  const gk_split_layout lay = gk_split_carve<T>(n, cap, chunk, want_u, want_v);
+  const gk_split_layout lay = gk_split_carve<T>(n, cap, chunk, want_u, want_v, cols);
   vector_t<Backend, std::byte> own;
   std::byte* blk = nullptr;
   if (work != nullptr) {
@@ -1403,7 +1516,7 @@ bool svd_gk_split_run(const Backend& b, strided_batch_view<T> a, real_type_t<T>*
   R* const logr = want_v ? reinterpret_cast<R*>(blk + lay.logr) : nullptr;
   R* const ub = want_u ? reinterpret_cast<R*>(blk + lay.ub) : nullptr;
   R* const vb = want_v ? reinterpret_cast<R*>(blk + lay.vb) : nullptr;
-  T* const tb = want_u || want_v ? reinterpret_cast<T*>(blk + lay.tb) : nullptr;
+  T* const tb = cols ? reinterpret_cast<T*>(blk + lay.tb) : nullptr;
   for (index_t k0 = 0; k0 < count; k0 += chunk) {
     const index_t cc = count - k0 < chunk ? count - k0 : chunk;
     T* ak = a.data + k0 * a.stride;
@@ -1411,12 +1524,7 @@ bool svd_gk_split_run(const Backend& b, strided_batch_view<T> a, real_type_t<T>*
     T* vk = want_v ? v.data + k0 * v.stride : nullptr;
     R* sk = sigma + k0 * n;
     int* ik = info + k0;
-    svd_gk_op<T, L, L, L> op{{ak, a.stride}, m, n, a.ld, sk, {nullptr, 0}, 0, false,
-                             {nullptr, 0}, 0, false, flip_u, ik, svd_gk_team(m, n)};
-    op.split_d = de;
-    op.split_ctl = ctl;
-    op.split_tau = tau;
-    launch(b, op, cc, "emgpu::batched::svd (bidiagonalisation)");
+    gk_bidiag_launch(b, L{ak, a.stride}, m, n, a.ld, de, ctl, tau, tb, cc);
     const gk_chain_op<R> chain{de, ctl, logl, logr, cap, n, sk, perm, ik};
     gk_rows_args<T> rows{uk, u.ld, u.stride, vk, v.ld, v.stride, m, n, cap, ak, a.ld, a.stride, tau, de, ctl,
                          logl, logr, perm, want_v && !(flip_u && want_u), true, ub, vb, tb};

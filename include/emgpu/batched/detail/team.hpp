@@ -28,6 +28,8 @@ struct serial_team {
   template <class R>
   EMGPU_HD R group_sum(R v, int) const { return v; }
   template <class R>
+  EMGPU_HD R strided_sum(R v, int) const { return v; }
+  template <class R>
   EMGPU_HD R sum(R v) const { return v; }
 };
 
@@ -69,6 +71,13 @@ struct tile_team {
   template <class R>
   __device__ R group_sum(R v, int g) const {
     for (int off = g / 2; off > 0; off /= 2) v += tile.shfl_xor(v, off);
+    return v;
+  }
+  /// Sum over the g lanes of the tile that share their rank modulo W / g
+  /// (g a power of two <= W): lanes r, r + W / g, ...; the same bits on each.
+  template <class R>
+  __device__ R strided_sum(R v, int g) const {
+    for (int off = W / 2; off >= W / g; off /= 2) v += tile.shfl_xor(v, off);
     return v;
   }
   /// Sum over the team, the same bits on every lane (each butterfly step
@@ -121,6 +130,13 @@ struct block_team {
   template <class R>
   __device__ R group_sum(R v, int g) const {
     for (int off = g / 2; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
+    return v;
+  }
+  /// Sum over the g lanes of a warp that share their lane index modulo
+  /// 32 / g (g a power of two <= 32); every lane of the warp must call it.
+  template <class R>
+  __device__ R strided_sum(R v, int g) const {
+    for (int off = 16; off >= 32 / g; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
     return v;
   }
   /// Sum over the block, the same bits on every thread: per warp by a
