@@ -402,7 +402,7 @@ void check_split(const B& b, index_t m, index_t n, bool wu, bool wv, bool flip_u
     index_t cap = 0;
     std::size_t budget = 0;
     if (pass == 1) {
-      cap = 4 + 2 * n + 4;  // the least the pipeline accepts
+      cap = batched::detail::gk_log_room(n);  // the least the pipeline accepts
       budget = 2 * batched::detail::gk_split_bytes<R>(n, cap, wu, wv);
     }
     REQUIRE(batched::detail::svd_gk_split_run(b, a.view(d_a.data()), d_s.data(), uv, vv, d_info.data(), flip_u, cap,

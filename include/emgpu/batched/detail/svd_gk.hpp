@@ -111,19 +111,84 @@ EMGPU_HD inline void gk_rot(R f, R g, R& c, R& s, R& r) {
   r = c * f + s * g;
 }
 
+/// 1 / x for x in [1, 2]: on CUDA the single-precision reciprocal refined
+/// by two Newton steps (relative error 2^-23 -> 2^-46 -> rounding), a few
+/// instructions and no special cases, against the IEEE division's longer
+/// sequence.
+template <class R>
+EMGPU_HD inline R gk_rcp12(R x) {
+#if EMGPU_DEVICE_CODE
+  if constexpr (sizeof(R) == 8) {
+    R r = R(__frcp_rn(float(x)));
+    R e = fma(-x, r, R(1));
+    r = fma(r, e, r);
+    e = fma(-x, r, R(1));
+    return fma(r, e, r);
+  } else {
+    return __frcp_rn(x);
+  }
+#else
+  return R(1) / x;
+#endif
+}
+
+/// One real for a rotation (c >= 0, as gk_rot makes it) in the split
+/// pipeline's coded log (gk_log_coded): t = tan(theta / 2) = s / (1 + c),
+/// in [-1, 1]; gk_decode gives c = (1 - t^2) / (1 + t^2), s = 2 t / (1 +
+/// t^2) back within a few units of roundoff (absolute; 1 + c and 1 + t^2
+/// lie in [1, 2], so nothing is divided by a small number), with c^2 + s^2
+/// = 1 to rounding. Why one real: the chain kernel's time at n = 32 was
+/// mostly its log's scattered 16-byte stores, one L2 request each whatever
+/// their size (docs/batched-log.md, sessions 21-22); two codes per store
+/// halve the requests. Why this code: decoding takes a reciprocal and no
+/// branch. H200, 100 000 x 32 complex<double>, U and V, chain + basis
+/// kernel: 6.1 + 4.9 ms with (c, s) pairs, 4.7 + 5.7 with this code, 4.2 +
+/// 6.5 with s or sign(s) (2 - c) (a compare and a select to code, a square
+/// root to decode; docs/batched-log.md, session 25).
+template <class R>
+EMGPU_HD inline R gk_code(R c, R s) {
+  return s * gk_rcp12(R(1) + c);
+}
+template <class R>
+EMGPU_HD inline void gk_decode(R t, R& c, R& s) {
+  const R t2 = t * t;
+  const R r = gk_rcp12(R(1) + t2);
+  c = (R(1) - t2) * r;
+  s = (t + t) * r;
+}
+
+/// Rotation k of a sweep from (c, s) pairs (cs[2k], cs[2k + 1]) or from the
+/// log's codes (gk_coded: p[k], gk_code).
+template <class R>
+struct gk_coded {
+  const R* p;
+};
+template <class R>
+EMGPU_HD inline void gk_cs_at(const R* cs, index_t k, R& c, R& s) {
+  c = cs[2 * k];
+  s = cs[2 * k + 1];
+}
+template <class R>
+EMGPU_HD inline void gk_cs_at(gk_coded<R> cs, index_t k, R& c, R& s) {
+  gk_decode(cs.p[k], c, s);
+}
+
 /// Row i of x under the rotations (x_p, x_q) := (c x_p + s x_q, c x_q - s x_p)
 /// of a sweep, how every rotation acts on U and V. QR sweep: pairs (c0 + k,
 /// c0 + k + 1), k = 0..cnt-1; fixed_q: pairs (c0 + k dir, q). Consecutive
-/// pairs share a column, whose entry stays in a register.
-template <class Mat, class R>
-EMGPU_HD inline void gk_rotate_row(const Mat& x, index_t i, index_t c0, index_t cnt, const R* cs, bool fixed_q,
+/// pairs share a column, whose entry stays in a register. CS: a pointer to
+/// (c, s) pairs or gk_coded (gk_cs_at).
+template <class Mat, class CS>
+EMGPU_HD inline void gk_rotate_row(const Mat& x, index_t i, index_t c0, index_t cnt, CS cs, bool fixed_q,
                                    index_t q, index_t dir) {
   using T = std::remove_cvref_t<decltype(x(0, 0))>;
+  using R = real_type_t<T>;
   if (!fixed_q) {
     T xv = x(i, c0);
     for (index_t k = 0; k < cnt; ++k) {
       const T yv = x(i, c0 + k + 1);
-      const R c = cs[2 * k], s = cs[2 * k + 1];
+      R c, s;
+      gk_cs_at(cs, k, c, s);
       x(i, c0 + k) = mul_real(xv, c) + mul_real(yv, s);
       xv = mul_real(yv, c) - mul_real(xv, s);
     }
@@ -133,7 +198,8 @@ EMGPU_HD inline void gk_rotate_row(const Mat& x, index_t i, index_t c0, index_t 
     for (index_t k = 0; k < cnt; ++k) {
       const index_t p = c0 + k * dir;
       const T xv = x(i, p);
-      const R c = cs[2 * k], s = cs[2 * k + 1];
+      R c, s;
+      gk_cs_at(cs, k, c, s);
       x(i, p) = mul_real(xv, c) + mul_real(yv, s);
       yv = mul_real(yv, c) - mul_real(xv, s);
     }

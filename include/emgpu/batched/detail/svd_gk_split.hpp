@@ -59,24 +59,94 @@
 
 namespace emgpu::batched::detail {
 
+/// Whether the log of an n-column matrix holds one real per rotation
+/// (gk_code; two go out in one 16-byte store) or its (c, s) pair. Codes up
+/// to 32 columns, where 100 000 chains in flight were bound by their
+/// scattered stores (one L2 request each); from 64, with few chains per SM,
+/// each warp runs its diverged threads' steps one after the other, and the
+/// coding's instructions cost more than the stores they save (H200,
+/// complex<double>, U and V, chain + basis kernel, pairs against codes:
+/// 100 000 x 32 6.1 + 4.9 against 4.7 + 5.7 ms; 20 000 x 64 5.3 + 8.5
+/// against 8.3 + 8.3; 5 000 x 128 19.6 + 21.1 against 34.8 + 20.7;
+/// docs/batched-log.md, session 25).
+EMGPU_HD inline bool gk_log_coded(index_t n) { return n <= 32; }
+
+/// Reals a logged sweep of cnt rotations takes: its header and the codes,
+/// padded to even, or the pairs.
+EMGPU_HD inline index_t gk_rec_len(index_t cnt, bool coded) { return 4 + (coded ? cnt + (cnt & 1) : 2 * cnt); }
+
 /// Reals per log stream of an n-column matrix: room for about 1.5 times the
-/// 2 n^2 reals (n^2 rotations) a random matrix logs per stream, plus headers.
-inline index_t gk_log_reals(index_t n) { return 3 * n * n + 16 * n + 16 + (n & 1); }
+/// n^2 rotations a random matrix logs per stream, plus the sweeps' headers.
+inline index_t gk_log_reals(index_t n) {
+  const index_t c = (gk_log_coded(n) ? 2 : 3) * n * n + 16 * n + 16;
+  return c + (c & 1);
+}
+
+/// The least log capacity: one sweep (up to n - 1 rotations; with codes
+/// also the padding of the previous one) and the pause marker
+/// (gk_chain_op's test before each sweep).
+EMGPU_HD inline index_t gk_log_room(index_t n) { return gk_log_coded(n) ? n + 10 + (n & 1) : 2 * n + 8; }
+
+/// Header fields (sweep kind, lo, hi, zero index) in the log: in a coded
+/// log offset by 3, so that they never fall in [-1, 1], the range of
+/// gk_code; the basis kernel decodes a staged chunk without parsing it and
+/// tells the two apart by that.
+template <class R>
+EMGPU_HD inline R gk_hdr_put(index_t v, bool coded) {
+  return R(coded ? v + 3 : v);
+}
+template <class R>
+EMGPU_HD inline index_t gk_hdr_get(R x, bool coded) {
+  return index_t(x) - (coded ? 3 : 0);
+}
 
 /// One log stream (left or right rotations) of one matrix: each sweep's
-/// header, then its (c, s) pairs, at increasing positions.
-template <class R>
+/// header (at an even position), then per rotation its (c, s) pair or, in
+/// the CODED format (gk_log_coded), one code (gk_code) padded to an even
+/// count. Two codes go out in one 16-byte store: an odd one is held in a
+/// register until its pair, or the next header, comes; no branch on the
+/// parity (a predicated store). Coded one rotation late, when its (c, s)
+/// had long been computed, the chains were slower still (H200, 100 000 x
+/// 32: 5.1 against 4.7 ms): what costs is the instructions, not waiting.
+template <class R, bool CODED>
 struct gk_log_stream {
   R* g;  // the matrix's log, or null (stream not wanted)
   index_t pos;
+  R held = R(0);  // the code at pos - 1 when pos is odd
   EMGPU_HD void put2(R a, R b) {
     if (!g) return;
     gk_put_cs(g + pos, 0, a, b);
     pos += 2;
   }
-  EMGPU_HD void close(const index_t* hdr) const {
+  EMGPU_HD void put_rot(R c, R s) {
+    if constexpr (CODED) {
+      if (!g) return;
+      const R x = gk_code(c, s);
+      const R prev = held;
+      held = x;
+      if (pos & 1) gk_put_cs(g + pos - 1, 0, prev, x);
+      ++pos;
+    } else {
+      put2(c, s);
+    }
+  }
+  EMGPU_HD void flush() {
+    if constexpr (CODED) {
+      if (g && (pos & 1)) {
+        gk_put_cs(g + pos - 1, 0, held, R(0));
+        ++pos;
+      }
+    }
+  }
+  EMGPU_HD void header(const index_t* hdr) {
+    flush();
+    put2(gk_hdr_put<R>(hdr[0], CODED), gk_hdr_put<R>(hdr[1], CODED));
+    put2(gk_hdr_put<R>(hdr[2], CODED), gk_hdr_put<R>(hdr[3], CODED));
+  }
+  EMGPU_HD void close(const index_t* hdr) {
+    flush();
     if (g)
-      for (int i = 0; i < 4; ++i) g[pos + i] = R(hdr[i]);
+      for (int i = 0; i < 4; ++i) g[pos + i] = gk_hdr_put<R>(hdr[i], CODED);
   }
 };
 
@@ -91,21 +161,16 @@ struct gk_log_stream {
 /// each rotation, or as one bulk copy a line) the log was slower: 12.9 and
 /// 7.2 ms at best; at n = 64 11.7 and more against 7.3, at 128 41.6 and more
 /// against 30.2 (docs/batched-log.md).
-template <class R>
+/// CODED: gk_log_coded's format.
+template <class R, bool CODED>
 struct gk_chain_log {
-  gk_log_stream<R> r, l;  // right rotations (V), left ones (U)
+  gk_log_stream<R, CODED> r, l;  // right rotations (V), left ones (U)
   EMGPU_HD void begin(const index_t* hdr) {
-    if (hdr[0] != gk_sweep_row) {
-      r.put2(R(hdr[0]), R(hdr[1]));
-      r.put2(R(hdr[2]), R(hdr[3]));
-    }
-    if (hdr[0] != gk_sweep_col) {
-      l.put2(R(hdr[0]), R(hdr[1]));
-      l.put2(R(hdr[2]), R(hdr[3]));
-    }
+    if (hdr[0] != gk_sweep_row) r.header(hdr);
+    if (hdr[0] != gk_sweep_col) l.header(hdr);
   }
-  EMGPU_HD void put_right(index_t, R c, R s) { r.put2(c, s); }
-  EMGPU_HD void put_left(index_t, R c, R s) { l.put2(c, s); }
+  EMGPU_HD void put_right(index_t, R c, R s) { r.put_rot(c, s); }
+  EMGPU_HD void put_left(index_t, R c, R s) { l.put_rot(c, s); }
 };
 
 /// Thread-per-matrix QR iteration on B with logging (kernel 2).
@@ -124,18 +189,19 @@ struct gk_chain_op {
   /// strided accessor).
   template <class Arr>
   EMGPU_HD void run(index_t k, Arr d, Arr e) const {
-    if (iterate(k, d, e)) finish(k, d);
+    if (gk_log_coded(n) ? iterate<true>(k, d, e) : iterate<false>(k, d, e)) finish(k, d);
   }
 
-  /// The QR iteration of one round of matrix k. @return true when it
-  /// ended (converged or failed), false when it paused.
-  template <class Arr>
+  /// The QR iteration of one round of matrix k, its log in the format
+  /// CODED (gk_log_coded(n)). @return true when it ended (converged or
+  /// failed), false when it paused.
+  template <bool CODED, class Arr>
   EMGPU_HD bool iterate(index_t k, Arr d, Arr e) const {
     gk_ctl<R>& c = ctl[k];
-    gk_chain_log<R> lg{{log_r ? log_r + k * cap : nullptr, 0}, {log_l ? log_l + k * cap : nullptr, 0}};
+    gk_chain_log<R, CODED> lg{{log_r ? log_r + k * cap : nullptr, 0}, {log_l ? log_l + k * cap : nullptr, 0}};
     gk_state<R> st{c.hi, c.steps, 6L * long(n) * long(n), std::numeric_limits<R>::epsilon(), c.thresh, false};
     index_t hdr[4] = {0, 0, 0, 0};
-    const index_t room = 4 + 2 * n + 4;  // one sweep and the end marker
+    const index_t room = gk_log_room(n);
     for (;;) {
       if ((lg.l.g && lg.l.pos + room > cap) || (lg.r.g && lg.r.pos + room > cap)) {
         hdr[0] = gk_pause;
@@ -219,7 +285,7 @@ struct gk_strided {
 /// Kernel 2 on CUDA: one thread per matrix, its d and e in shared memory
 /// (scattered per-thread accesses to global memory cost a 32-byte sector
 /// each; H100, 100 000 x 32: 23 ms in global memory).
-template <class R>
+template <class R, bool CODED>
 __global__ void __launch_bounds__(64) gk_chain_kernel(gk_chain_op<R> op, index_t count) {
   extern __shared__ __align__(16) unsigned char emgpu_gk_chain_smem[];
   const index_t k = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -232,7 +298,7 @@ __global__ void __launch_bounds__(64) gk_chain_kernel(gk_chain_op<R> op, index_t
   if (act) {
     const R* g = op.de + 2 * k * n;
     for (index_t i = 0; i < 2 * n; ++i) d[i * s] = g[i];
-    ended = op.iterate(k, gk_strided<R>{d, s}, gk_strided<R>{e, s});
+    ended = op.template iterate<CODED>(k, gk_strided<R>{d, s}, gk_strided<R>{e, s});
   }
   // The iterations end at different times, and a warp ran the sort once
   // per group of threads that had ended together (ncu, H100, 100 000 x 32:
@@ -261,7 +327,7 @@ inline void gk_chain(const backend::cuda& b, const gk_chain_op<R>& op, index_t c
   }
   const index_t grid = (count + tpb - 1) / tpb;
   detail_require(grid <= index_t(0x7fffffff), "emgpu::batched::svd: batch too large for one grid");
-  auto kern = gk_chain_kernel<R>;
+  auto kern = gk_log_coded(op.n) ? gk_chain_kernel<R, true> : gk_chain_kernel<R, false>;
   EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   kern<<<unsigned(grid), unsigned(tpb), smem, b.stream>>>(op, count);
   emgpu::detail::check_cuda(cudaGetLastError(), "emgpu::batched::svd (QR iteration)", __FILE__, __LINE__);
@@ -285,26 +351,31 @@ struct gk_row {
   EMGPU_HD T& operator()(index_t, index_t j) const { return p[j * index_t(s)]; }
 };
 
+/// Rotations of a logged sweep (kind, lo, hi, zero index zi) in the left
+/// (U) or right (V) stream.
+EMGPU_HD inline index_t gk_sweep_count(int kind, index_t lo, index_t hi, index_t zi, bool left) {
+  return kind == gk_sweep_qr ? hi - lo : left ? hi - zi : hi - lo;
+}
+
 /// Replays one matrix's log (left stream for a row of U, right for V) on
 /// one row. @return true when the log ends the iteration (else it paused).
 template <class T, class R>
-EMGPU_HD inline bool gk_replay_row(const gk_row<T>& x, const R* __restrict__ log, bool left) {
+EMGPU_HD inline bool gk_replay_row(const gk_row<T>& x, const R* __restrict__ log, bool left, bool coded) {
   for (index_t pos = 0;;) {
-    const int kind = int(log[pos]);
+    const int kind = int(gk_hdr_get(log[pos], coded));
     if (kind == gk_done) return true;
     if (kind == gk_pause) return false;
-    const index_t lo = index_t(log[pos + 1]), hi = index_t(log[pos + 2]), zi = index_t(log[pos + 3]);
-    const R* cs = log + pos + 4;
-    if (kind == gk_sweep_qr) {
-      gk_rotate_row(x, 0, lo, hi - lo, cs, false, 0, 1);
-      pos += 4 + 2 * (hi - lo);
-    } else if (left) {  // zero-diagonal chase along a row: U's columns (j, zi)
-      gk_rotate_row(x, 0, zi + 1, hi - zi, cs, true, zi, 1);
-      pos += 4 + 2 * (hi - zi);
-    } else {  // along the last column: V's columns (j, hi), j = hi-1 down to lo
-      gk_rotate_row(x, 0, hi - 1, hi - lo, cs, true, hi, -1);
-      pos += 4 + 2 * (hi - lo);
-    }
+    const index_t lo = gk_hdr_get(log[pos + 1], coded), hi = gk_hdr_get(log[pos + 2], coded),
+                  zi = gk_hdr_get(log[pos + 3], coded);
+    const index_t cnt = gk_sweep_count(kind, lo, hi, zi, left);
+    const auto replay = [&](auto cs) {
+      if (kind == gk_sweep_qr) gk_rotate_row(x, 0, lo, cnt, cs, false, 0, 1);
+      else if (left) gk_rotate_row(x, 0, zi + 1, cnt, cs, true, zi, 1);  // row chase: U's columns (j, zi)
+      else gk_rotate_row(x, 0, hi - 1, cnt, cs, true, hi, -1);  // last column: V's (j, hi), j = hi-1 .. lo
+    };
+    if (coded) replay(gk_coded<R>{log + pos + 4});
+    else replay(log + pos + 4);
+    pos += gk_rec_len(cnt, coded);
   }
 }
 
@@ -397,7 +468,7 @@ inline void gk_basis_one(const gk_rows_args<T>& a, index_t k, bool is_u, index_t
   R* x = (is_u ? a.ub : a.vb) + k * n * n + r;  // entry j at x[j * n]
   if (a.first)
     for (index_t j = 0; j < n; ++j) x[j * n] = R(j == r ? 1 : 0);
-  gk_replay_row(gk_row<R>{x, int(n)}, (is_u ? a.log_l : a.log_r) + k * a.cap, is_u);
+  gk_replay_row(gk_row<R>{x, int(n)}, (is_u ? a.log_l : a.log_r) + k * a.cap, is_u, gk_log_coded(n));
 }
 
 /// Row r of U or V on the host (y: room for m entries at stride ys).
@@ -462,11 +533,16 @@ inline void gk_form(const backend::openmp& b, const gk_rows_args<T>& a, index_t 
 }
 
 /// Least number of reals of the log the basis kernel stages at a time: two
-/// whole sweeps (a header and n - 1 rotations each) and the end marker.
+/// whole sweeps (up to n - 1 rotations each, gk_rec_len) and the end
+/// marker.
 inline index_t gk_log_chunk_min(index_t n) {
-  const index_t c = 2 * (4 + 2 * n) + 4;
+  const index_t c = 2 * gk_rec_len(n, gk_log_coded(n)) + 4;
   return c + (c & 1);
 }
+
+/// Reals of shared memory a staged real of the log takes: codes are staged
+/// decoded, as (c, s) pairs (gk_basis_kernel).
+inline std::size_t gk_log_stage(index_t n) { return gk_log_coded(n) ? 2 : 1; }
 
 /// Rows per block of the row kernels: 32 where the device's shared memory
 /// per block holds them (the form kernel's m entries of T a row and its
@@ -536,7 +612,7 @@ inline std::size_t gk_form_bytes(index_t m, index_t n, int ys) {
 template <class T>
 inline int gk_rows_width(const backend::cuda& b, index_t m, index_t n) {
   const int optin = smem_optin(b.device) - 1024;
-  const std::size_t log = std::size_t(gk_log_chunk_min(n)) * sizeof(real_type_t<T>);
+  const std::size_t log = gk_log_stage(n) * std::size_t(gk_log_chunk_min(n)) * sizeof(real_type_t<T>);
   int w = 32;
   // The form kernel's largest block: one lane per row, w rows.
   while (w > 0 && std::max(gk_form_bytes<T>(m, n, w),
@@ -546,11 +622,12 @@ inline int gk_rows_width(const backend::cuda& b, index_t m, index_t n) {
   return w;
 }
 
-/// Reals of the log the basis kernel stages at a time, beside rows_bytes of
-/// rows: as many as fit without costing a resident block per SM, at least
-/// gk_log_chunk_min(n), at most the log itself. The shared memory per block
-/// sets how many row blocks an SM holds, and their latency-bound replay
-/// runs faster with more of them (H200, 100 000 x 32 x 32 complex<double>,
+/// Reals of the log the basis kernel stages at a time (gk_log_stage reals
+/// of shared memory each), beside rows_bytes of rows: as many as fit
+/// without costing a resident block per SM, at least gk_log_chunk_min(n),
+/// at most the log itself. The shared memory per block sets how many row
+/// blocks an SM holds, and their latency-bound replay runs faster with
+/// more of them (H200, 100 000 x 32 x 32 complex<double>,
 /// U and V, complex rows, fixed chunks: 384 reals, 20 KB a block, 11 blocks
 /// per SM: 48.1 ms; 256 or 192, 12 blocks: 46.2 / 46.3; 768: 53.8); a chunk
 /// shorter than the room left changes nothing but the number of refills.
@@ -561,11 +638,12 @@ inline index_t gk_log_chunk(const backend::cuda& b, std::size_t rows_bytes, inde
   EMGPU_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, b.device));
   EMGPU_CUDA_CHECK(cudaDeviceGetAttribute(&max_blocks, cudaDevAttrMaxBlocksPerMultiprocessor, b.device));
   const index_t cmin = gk_log_chunk_min(n);
-  const std::size_t need = rows_bytes + sizeof(R) * std::size_t(cmin) + std::size_t(reserved);
+  const std::size_t per = gk_log_stage(n) * sizeof(R);
+  const std::size_t need = rows_bytes + per * std::size_t(cmin) + std::size_t(reserved);
   const std::size_t blocks = std::clamp<std::size_t>(std::size_t(per_sm) / need, 1, std::size_t(max_blocks));
   const std::size_t room = std::min(std::size_t(per_sm) / blocks - std::size_t(reserved),
                                     std::size_t(smem_optin(b.device)) - 1024);
-  index_t c = room > rows_bytes ? index_t((room - rows_bytes) / sizeof(R)) : 0;
+  index_t c = room > rows_bytes ? index_t((room - rows_bytes) / per) : 0;
   c = std::min(c, cap);
   c -= c & 1;
   return c < cmin ? cmin : c;
@@ -676,14 +754,19 @@ __device__ __forceinline__ void gk_sweep2_real(R* x, int w_rt, int c0, int ca, c
 /// of one column are contiguous: no bank conflicts). The block stages the
 /// matrix's log through shared memory chunk by chunk, loaded by all its
 /// threads at once: read straight from global memory every rotation waited
-/// out a load (H100, 100 000 x 32: 20 ms for the rows). Every thread
+/// out a load (H100, 100 000 x 32: 20 ms for the rows). CODED (the log's
+/// format, gk_log_coded): each staged real becomes a pair, a rotation's
+/// code its (c, s) (gk_decode), a header field itself (and 0), so the
+/// sweeps read (c, s) pairs either way and each code is decoded once per
+/// block rather than by every lane. Every thread
 /// follows the same log, so the loop is uniform and threads past the last
 /// row only help with the loads. Block b: matrix b / per, then U_B's row
 /// blocks, then V_B's.
-template <class T, int SW>
+template <class T, int SW, bool CODED>
 __global__ void __launch_bounds__(32) gk_basis_kernel(gk_rows_args<T> a, index_t blocks_u, index_t blocks_v,
                                                       int w, index_t chunk) {
   using R = real_type_t<T>;
+  constexpr int S = CODED ? 2 : 1;  // shared-memory reals per staged real
   extern __shared__ __align__(16) unsigned char emgpu_gk_basis_smem[];
   const index_t per = blocks_u + blocks_v;
   const index_t k = index_t(blockIdx.x) / per;
@@ -713,6 +796,8 @@ __global__ void __launch_bounds__(32) gk_basis_kernel(gk_rows_args<T> a, index_t
     __syncwarp();
     base = from;
     const index_t lim = chunk < a.cap - from ? chunk : a.cap - from;
+    using R2 = std::conditional_t<std::is_same_v<R, double>, double2, float2>;
+    R2* b2 = reinterpret_cast<R2*>(buf);
     for (index_t i0 = threadIdx.x; i0 < lim; i0 += U * w) {
       R t[U];
 #pragma unroll
@@ -723,7 +808,16 @@ __global__ void __launch_bounds__(32) gk_basis_kernel(gk_rows_args<T> a, index_t
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const index_t i = i0 + u * w;
-        if (i < lim) buf[i] = t[u];
+        if (i < lim) {  // uniform over the warp past the chunk's end: no decoding there
+          if constexpr (CODED) {
+            R c, sn;
+            gk_decode(t[u], c, sn);
+            const bool hdr = t[u] > R(2);  // gk_hdr_put: fields + 3
+            b2[i] = hdr ? R2{t[u], R(0)} : R2{c, sn};
+          } else {
+            buf[i] = t[u];
+          }
+        }
       }
     }
     __syncwarp();
@@ -731,12 +825,15 @@ __global__ void __launch_bounds__(32) gk_basis_kernel(gk_rows_args<T> a, index_t
   refill(0);
   for (index_t pos = 0;;) {
     if (pos + 4 > base + chunk) refill(pos);
-    const R* h = buf + (pos - base);
-    const int kind = int(h[0]);
+    // Staged position i at buf[S i]: a header's fields at h[0], h[S],
+    // h[2 S], h[3 S], the sweep's (c, s) pairs from h + 4 S (2R-aligned: pos
+    // is even, buf 16-byte aligned).
+    const R* h = buf + S * (pos - base);
+    const int kind = int(gk_hdr_get(h[0], CODED));
     if (kind == gk_done || kind == gk_pause) break;
-    const index_t lo = index_t(h[1]), hi = index_t(h[2]), zi = index_t(h[3]);
-    const index_t cnt = kind == gk_sweep_qr ? hi - lo : is_u ? hi - zi : hi - lo;
-    const index_t next = pos + 4 + 2 * cnt;
+    const index_t lo = gk_hdr_get(h[S], CODED), hi = gk_hdr_get(h[2 * S], CODED), zi = gk_hdr_get(h[3 * S], CODED);
+    const index_t cnt = gk_sweep_count(kind, lo, hi, zi, is_u);
+    const index_t next = pos + gk_rec_len(cnt, CODED);
     // A chunk holds two sweeps and a header (gk_log_chunk_min): after a
     // refill at pos this record and the next one's header are staged.
     if (next + (kind == gk_sweep_qr ? 4 : 0) > base + chunk) {
@@ -744,23 +841,24 @@ __global__ void __launch_bounds__(32) gk_basis_kernel(gk_rows_args<T> a, index_t
       h = buf;
     }
     if (kind == gk_sweep_qr) {
-      const R* h2 = buf + (next - base);
-      if (int(h2[0]) == gk_sweep_qr && index_t(h2[1]) == lo && index_t(h2[2]) <= hi) {
-        const index_t cnt2 = index_t(h2[2]) - lo;
-        if (next + 4 + 2 * cnt2 > base + chunk) {
+      const R* h2 = buf + S * (next - base);
+      if (int(gk_hdr_get(h2[0], CODED)) == gk_sweep_qr && gk_hdr_get(h2[S], CODED) == lo &&
+          gk_hdr_get(h2[2 * S], CODED) <= hi) {
+        const index_t cnt2 = gk_hdr_get(h2[2 * S], CODED) - lo;
+        if (next + gk_rec_len(cnt2, CODED) > base + chunk) {
           refill(pos);
           h = buf;
-          h2 = buf + (next - pos);
+          h2 = buf + S * (next - pos);
         }
-        if (active) gk_sweep2_real<SW>(x, w, int(lo), int(cnt), h + 4, int(cnt2), h2 + 4);
-        pos = next + 4 + 2 * cnt2;
+        if (active) gk_sweep2_real<SW>(x, w, int(lo), int(cnt), h + 4 * S, int(cnt2), h2 + 4 * S);
+        pos = next + gk_rec_len(cnt2, CODED);
         continue;
       }
     }
-    if (active) {  // h + 4 is 2R-aligned: pos - base and the header are even, buf 16-byte aligned
-      if (kind == gk_sweep_qr) gk_sweep_real<SW>(x, w, int(lo), int(cnt), h + 4);
-      else if (is_u) gk_rotate_row(row, 0, zi + 1, cnt, h + 4, true, zi, 1);
-      else gk_rotate_row(row, 0, hi - 1, cnt, h + 4, true, hi, -1);
+    if (active) {
+      if (kind == gk_sweep_qr) gk_sweep_real<SW>(x, w, int(lo), int(cnt), h + 4 * S);
+      else if (is_u) gk_rotate_row(row, 0, zi + 1, cnt, h + 4 * S, true, zi, 1);
+      else gk_rotate_row(row, 0, hi - 1, cnt, h + 4 * S, true, hi, -1);
     }
     pos = next;
   }
@@ -1175,9 +1273,11 @@ inline void gk_basis(const backend::cuda& b, const gk_rows_args<T>& a, index_t c
   detail_require(grid <= index_t(0x7fffffff), "emgpu::batched::svd: batch too large for one grid");
   const std::size_t rows = align16(std::size_t(w) * std::size_t(a.n) * sizeof(R));
   const index_t chunk = gk_log_chunk<R>(b, rows, a.n, a.cap);
-  const std::size_t smem = rows + std::size_t(chunk) * sizeof(R);
+  const std::size_t smem = rows + gk_log_stage(a.n) * std::size_t(chunk) * sizeof(R);
   // w = 32 (every Hopper launch up to n = 128) with the stride as a constant.
-  auto kern = w == 32 ? gk_basis_kernel<T, 32> : gk_basis_kernel<T, 0>;
+  const bool coded = gk_log_coded(a.n);
+  auto kern = w == 32 ? (coded ? gk_basis_kernel<T, 32, true> : gk_basis_kernel<T, 32, false>)
+                      : (coded ? gk_basis_kernel<T, 0, true> : gk_basis_kernel<T, 0, false>);
   EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   EMGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
                                         int(cudaSharedmemCarveoutMaxShared)));
@@ -1486,7 +1586,7 @@ bool svd_gk_split_run(const Backend& b, strided_batch_view<T> a, real_type_t<T>*
   if ((want_u || want_v) && gk_rows_width<T>(b, m, n) == 0) return false;
   if (cap <= 0) cap = gk_log_reals(n);
   cap += cap & 1;  // even: rotations are stored as aligned (c, s) pairs
-  detail_require(cap >= 4 + 2 * n + 4, "emgpu::batched::svd: log capacity below one sweep");
+  detail_require(cap >= gk_log_room(n), "emgpu::batched::svd: log capacity below one sweep");
   if (budget == 0) budget = gk_default_budget(b);
   // The blocks' T only where the CUDA column kernel forms U and V; the
   // bidiagonalisation computes them (gk_block_ts).
