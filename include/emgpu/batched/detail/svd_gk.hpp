@@ -132,6 +132,27 @@ EMGPU_HD inline R gk_rcp12(R x) {
 #endif
 }
 
+/// 1 / x for x in [1, 2] by FMAs alone: the linear estimate 24/17 - 8/17 x
+/// (relative error <= 1/17) and four Newton steps (1/17 -> 2^-8 -> 2^-16
+/// -> 2^-32 -> rounding). Why beside gk_rcp12: the conversions and the
+/// multi-function unit run at a quarter of the FP64 pipe's rate, and in the
+/// basis kernel, which decodes every code of the log, they were the cost
+/// (H200, 100 000 x 32 complex<double>: basis kernel 5.95 ms with
+/// gk_rcp12, 5.40 with this; docs/batched-log.md, session 25). gk_code
+/// with it made the chains faster as well in a harness build (4.91 -> 4.51
+/// ms, same sigma, U and V checksums) that the GPU tests have not run yet,
+/// so the coding keeps gk_rcp12 for now.
+template <class R>
+EMGPU_HD inline R gk_rcp12_fma(R x) {
+  R r = R(24.0 / 17.0) - R(8.0 / 17.0) * x;
+#pragma unroll
+  for (int i = 0; i < (sizeof(R) == 8 ? 4 : 3); ++i) {
+    const R e = R(1) - x * r;
+    r = r + r * e;
+  }
+  return r;
+}
+
 /// One real for a rotation (c >= 0, as gk_rot makes it) in the split
 /// pipeline's coded log (gk_log_coded): t = tan(theta / 2) = s / (1 + c),
 /// in [-1, 1]; gk_decode gives c = (1 - t^2) / (1 + t^2), s = 2 t / (1 +
@@ -140,11 +161,11 @@ EMGPU_HD inline R gk_rcp12(R x) {
 /// = 1 to rounding. Why one real: the chain kernel's time at n = 32 was
 /// mostly its log's scattered 16-byte stores, one L2 request each whatever
 /// their size (docs/batched-log.md, sessions 21-22); two codes per store
-/// halve the requests. Why this code: decoding takes a reciprocal and no
-/// branch. H200, 100 000 x 32 complex<double>, U and V, chain + basis
-/// kernel: 6.1 + 4.9 ms with (c, s) pairs, 4.7 + 5.7 with this code, 4.2 +
-/// 6.5 with s or sign(s) (2 - c) (a compare and a select to code, a square
-/// root to decode; docs/batched-log.md, session 25).
+/// halve the requests. Why this code: decoding takes a reciprocal
+/// (gk_rcp12_fma) and no branch. H200, 100 000 x 32 complex<double>, U and
+/// V, chain + basis kernel: 6.3 + 5.0 ms with (c, s) pairs, 4.9 + 5.4 with
+/// this code, 4.2 + 6.5 with s or sign(s) (2 - c) (a compare and a select
+/// to code, a square root to decode; docs/batched-log.md, session 25).
 template <class R>
 EMGPU_HD inline R gk_code(R c, R s) {
   return s * gk_rcp12(R(1) + c);
@@ -152,7 +173,7 @@ EMGPU_HD inline R gk_code(R c, R s) {
 template <class R>
 EMGPU_HD inline void gk_decode(R t, R& c, R& s) {
   const R t2 = t * t;
-  const R r = gk_rcp12(R(1) + t2);
+  const R r = gk_rcp12_fma(R(1) + t2);
   c = (R(1) - t2) * r;
   s = (t + t) * r;
 }
