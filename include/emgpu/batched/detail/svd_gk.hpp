@@ -111,37 +111,14 @@ EMGPU_HD inline void gk_rot(R f, R g, R& c, R& s, R& r) {
   r = c * f + s * g;
 }
 
-/// 1 / x for x in [1, 2]: on CUDA the single-precision reciprocal refined
-/// by two Newton steps (relative error 2^-23 -> 2^-46 -> rounding), a few
-/// instructions and no special cases, against the IEEE division's longer
-/// sequence.
-template <class R>
-EMGPU_HD inline R gk_rcp12(R x) {
-#if EMGPU_DEVICE_CODE
-  if constexpr (sizeof(R) == 8) {
-    R r = R(__frcp_rn(float(x)));
-    R e = fma(-x, r, R(1));
-    r = fma(r, e, r);
-    e = fma(-x, r, R(1));
-    return fma(r, e, r);
-  } else {
-    return __frcp_rn(x);
-  }
-#else
-  return R(1) / x;
-#endif
-}
-
 /// 1 / x for x in [1, 2] by FMAs alone: the linear estimate 24/17 - 8/17 x
 /// (relative error <= 1/17) and four Newton steps (1/17 -> 2^-8 -> 2^-16
-/// -> 2^-32 -> rounding). Why beside gk_rcp12: the conversions and the
-/// multi-function unit run at a quarter of the FP64 pipe's rate, and in the
-/// basis kernel, which decodes every code of the log, they were the cost
-/// (H200, 100 000 x 32 complex<double>: basis kernel 5.95 ms with
-/// gk_rcp12, 5.40 with this; docs/batched-log.md, session 25). gk_code
-/// with it made the chains faster as well in a harness build (4.91 -> 4.51
-/// ms, same sigma, U and V checksums) that the GPU tests have not run yet,
-/// so the coding keeps gk_rcp12 for now.
+/// -> 2^-32 -> rounding; float: three steps). Why not the float
+/// reciprocal refined by Newton steps: its conversions and the
+/// multi-function unit run at a quarter of the FP64 pipe's rate, and they
+/// were the cost of both the coding and the decoding (H200, 100 000 x 32
+/// complex<double>: basis kernel 5.95 -> 5.40 ms, chain kernel 4.91 ->
+/// 4.51; docs/batched-log.md, sessions 25-26).
 template <class R>
 EMGPU_HD inline R gk_rcp12_fma(R x) {
   R r = R(24.0 / 17.0) - R(8.0 / 17.0) * x;
@@ -161,14 +138,14 @@ EMGPU_HD inline R gk_rcp12_fma(R x) {
 /// = 1 to rounding. Why one real: the chain kernel's time at n = 32 was
 /// mostly its log's scattered 16-byte stores, one L2 request each whatever
 /// their size (docs/batched-log.md, sessions 21-22); two codes per store
-/// halve the requests. Why this code: decoding takes a reciprocal
+/// halve the requests. Why this code: coding and decoding take a reciprocal
 /// (gk_rcp12_fma) and no branch. H200, 100 000 x 32 complex<double>, U and
 /// V, chain + basis kernel: 6.3 + 5.0 ms with (c, s) pairs, 4.9 + 5.4 with
 /// this code, 4.2 + 6.5 with s or sign(s) (2 - c) (a compare and a select
 /// to code, a square root to decode; docs/batched-log.md, session 25).
 template <class R>
 EMGPU_HD inline R gk_code(R c, R s) {
-  return s * gk_rcp12(R(1) + c);
+  return s * gk_rcp12_fma(R(1) + c);
 }
 template <class R>
 EMGPU_HD inline void gk_decode(R t, R& c, R& s) {
