@@ -393,7 +393,13 @@ void check_split(const B& b, index_t m, index_t n, bool wu, bool wv, bool flip_u
   std::vector<R> s1, s2;
   std::vector<T> u1, u2, v1, v2;
   std::vector<int> i1, i2;
-  for (int pass = 0; pass < 2; ++pass) {
+  // Pass 0: defaults (one chunk, one lane). Pass 1: the least log capacity
+  // (chains pause and resume) and chunks of two, one after the other. Pass
+  // 2: the same over two lanes (on CUDA two streams, chunks of two
+  // alternating; host backends take one lane). Every pass must give the
+  // same bytes: a matrix's kernels do not depend on its chunk or stream.
+  for (int pass = 0; pass < 3; ++pass) {
+    INFO("pass " << pass);
     auto d_a = up(b, a.h), d_u = up(b, u.h), d_v = up(b, v.h);
     auto d_s = make_vector<R>(b, n * count);
     auto d_info = make_vector<int>(b, count);
@@ -401,23 +407,25 @@ void check_split(const B& b, index_t m, index_t n, bool wu, bool wv, bool flip_u
     const auto vv = wv ? v.view(d_v.data()) : nonev;
     index_t cap = 0;
     std::size_t budget = 0;
-    if (pass == 1) {
+    const int lanes = pass == 2 ? 2 : 1;
+    if (pass >= 1) {
       cap = batched::detail::gk_log_room(n);  // the least the pipeline accepts
-      budget = 2 * batched::detail::gk_split_bytes<R>(n, cap, wu, wv);
+      budget = std::size_t(2 * lanes) * batched::detail::gk_split_bytes<R>(n, cap, wu, wv);
     }
     REQUIRE(batched::detail::svd_gk_split_run(b, a.view(d_a.data()), d_s.data(), uv, vv, d_info.data(), flip_u, cap,
-                                              budget));
+                                              budget, nullptr, lanes));
     (pass == 0 ? s1 : s2) = down(b, d_s);
     (pass == 0 ? u1 : u2) = down(b, d_u);
     (pass == 0 ? v1 : v2) = down(b, d_v);
     (pass == 0 ? i1 : i2) = down(b, d_info);
+    if (pass == 0) continue;
+    CHECK(i1 == i2);
+    // Bitwise, NaN included: compare the bytes.
+    CHECK(std::memcmp(s1.data(), s2.data(), s1.size() * sizeof(R)) == 0);
+    if (wu) CHECK(std::memcmp(u1.data(), u2.data(), u1.size() * sizeof(T)) == 0);
+    if (wv) CHECK(std::memcmp(v1.data(), v2.data(), v1.size() * sizeof(T)) == 0);
   }
-  CHECK(i1 == i2);
   CHECK(i1[6] == 1);
-  // Bitwise, NaN included: compare the bytes.
-  CHECK(std::memcmp(s1.data(), s2.data(), s1.size() * sizeof(R)) == 0);
-  if (wu) CHECK(std::memcmp(u1.data(), u2.data(), u1.size() * sizeof(T)) == 0);
-  if (wv) CHECK(std::memcmp(v1.data(), v2.data(), v1.size() * sizeof(T)) == 0);
   for (index_t k = 0; k < 6; ++k) {
     INFO("matrix " << k << " (" << kind_name(kinds[std::size_t(k)]) << ")");
     REQUIRE(i1[std::size_t(k)] == 0);
@@ -709,6 +717,71 @@ TEST_CASE("batched SVD: CUDA register path (m <= 16) agrees with the generic pat
   }
   fast_vs_generic<complex<double>>(16, 16, 30, 2, 800);
   fast_vs_generic<float>(8, 8, 30, 2, 801);
+}
+
+// The split pipeline's automatic two lanes (gk_auto_lanes: m <= 32 and
+// 32 768 matrices or more; four chunks over two streams) against one lane,
+// bitwise: each matrix's kernels are the same whatever its chunk or stream.
+// A few matrices of the batch are checked against Eigen as well, and one
+// holding a NaN must report info = 1 alone.
+TEST_CASE("batched SVD: CUDA split pipeline over two streams equals one stream", "[batched][svd]") {
+  const backend::cuda b{};
+  using T = complex<double>;
+  using R = double;
+  const index_t m = 20, n = 20, count = 40000;
+  REQUIRE(batched::detail::gk_auto_lanes(m, count, true) == 2);
+  REQUIRE(batched::detail::gk_auto_lanes(m, count, false) == 1);
+  std::mt19937_64 rng(2611);
+  std::uniform_real_distribution<R> ud(-1, 1);
+  std::vector<T> h(std::size_t(m * n * count));
+  for (auto& x : h) x = T(ud(rng), ud(rng));
+  h[std::size_t(12345 * m * n + 7)] = T(std::numeric_limits<R>::quiet_NaN(), R(0));
+  const strided_batch_view<T> shape{nullptr, m, n, m, m * n, count};
+  const auto view = [&](T* p, index_t rows) {
+    strided_batch_view<T> v = shape;
+    v.data = p;
+    v.rows = rows;
+    v.ld = rows;
+    v.stride = rows * n;
+    return v;
+  };
+  std::vector<R> s[2];
+  std::vector<T> u[2], v[2];
+  std::vector<int> info[2];
+  for (int lanes = 1; lanes <= 2; ++lanes) {
+    auto d_a = up(b, h);
+    auto d_u = make_vector<T>(b, m * n * count), d_v = make_vector<T>(b, n * n * count);
+    auto d_s = make_vector<R>(b, n * count);
+    auto d_info = make_vector<int>(b, count);
+    REQUIRE(batched::detail::svd_gk_split_run(b, view(d_a.data(), m), d_s.data(), view(d_u.data(), m),
+                                              view(d_v.data(), n), d_info.data(), false, 0, 0, nullptr,
+                                              lanes == 2 ? 0 : 1));
+    s[lanes - 1] = down(b, d_s);
+    u[lanes - 1] = down(b, d_u);
+    v[lanes - 1] = down(b, d_v);
+    info[lanes - 1] = down(b, d_info);
+  }
+  CHECK(info[0] == info[1]);
+  CHECK(std::memcmp(s[0].data(), s[1].data(), s[0].size() * sizeof(R)) == 0);
+  CHECK(std::memcmp(u[0].data(), u[1].data(), u[0].size() * sizeof(T)) == 0);
+  CHECK(std::memcmp(v[0].data(), v[1].data(), v[0].size() * sizeof(T)) == 0);
+  index_t failed = 0;
+  for (int x : info[1]) failed += x != 0 ? 1 : 0;
+  CHECK(failed == 1);
+  CHECK(info[1][12345] == 1);
+  // One matrix of each chunk (quarters of the batch) against Eigen.
+  for (index_t k : {index_t(0), index_t(10000), index_t(20001), index_t(39999)}) {
+    INFO("matrix " << k);
+    Eigen::MatrixXcd A(m, n);
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = 0; i < m; ++i) {
+        const T z = h[std::size_t(k * m * n + j * m + i)];
+        A(i, j) = std::complex<double>(z.real(), z.imag());
+      }
+    const Eigen::VectorXd sref = emgpu_test::ref::singular_values(A);
+    for (index_t j = 0; j < n; ++j)
+      CHECK(std::abs(s[1][std::size_t(k * n + j)] - sref(j)) <= 10 * m * eps<T>() * sref(0));
+  }
 }
 
 // Shared memory per block of smaller GPUs (A100 163 KB, sm_86/89 99 KB, any

@@ -176,6 +176,9 @@ void svd_run(const Backend& b, strided_batch_view<T> a, real_type_t<T>* sigma, s
 /// @throws invalid_argument for negative sizes, m < n, ld too small,
 ///         mismatched counts, null sigma/info, aliasing, tol < 0, max_sweeps < 0.
 /// @throws device_error when a CUDA call fails.
+/// On CUDA the call is ordered on b.stream; with the QR method, m <= 32, U or
+/// V wanted and 32 768 matrices or more, its kernels run on two streams of
+/// its own, forked from b.stream and joined back into it (docs/batched.md).
 template <class Backend, batched_scalar T>
 void svd(const Backend& b, strided_batch_view<T> a, real_type_t<T>* sigma, strided_batch_view<T> u,
          strided_batch_view<T> v, int* info, svd_options opt = {}) {

@@ -48,6 +48,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <limits>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -1568,16 +1569,112 @@ inline void gk_bidiag_launch(const Backend& b, strided_loc<T> a, index_t m, inde
   }
 }
 
+/// Chunks in flight at once in the split pipeline (its "lanes"), and the
+/// backend each one's kernels go to. Host backends: one lane, the caller's
+/// backend, chunk after chunk.
+template <class Backend>
+struct gk_lanes {
+  int count = 1;
+  gk_lanes(const Backend&, int) {}
+  const Backend& operator()(const Backend& b, int) const { return b; }
+  void mark_first(int) {}
+  void wait_first(int) {}
+  void join(const Backend&) {}
+};
+
+/// Lanes for svd_gk_split_run on CUDA when m <= 32 and the batch is large:
+/// two (chunks of a quarter of the batch alternating over two streams,
+/// lane 1 starting once lane 0's first bidiagonalisation is done), else one.
+/// Why: the pipeline's kernels are bound by different things (kernel 1 by
+/// latency at the 12 matrices per SM its shared memory allows, the chains
+/// by their log's L2 stores, kernels 3 and 4 by FP64 and shared memory),
+/// so one chunk's kernels fill what another chunk's leave idle. H100,
+/// 100 000 x 32 x 32 complex<double>, U, S, V (session 26, scratch
+/// harness): 24.49-24.61 ms in one stream, 24.01 with four chunks over two
+/// staggered streams (24.50 unstaggered), 24.10 with two chunks; eight or
+/// sixteen chunks were slower (25.6, 30.8: each chunk's chains then run a
+/// few warps per SM). Library call, bench_batched_cuda, median of 5: H200
+/// 24.32 -> 24.10 ms; H100 24.99 -> 24.79 and 25.06 in two runs (the
+/// fastest repetition 24.1-24.3, as the harness; the host's wait for each
+/// chunk's pending count between its rounds is the difference, not
+/// profiled); with the workspace allocated per call 31.2 -> 25.7 (H200) and
+/// 30.6 -> 25.9-26.5 ms (H100): two quarters of the batch's workspace
+/// instead of all of it. Only where measured: m <= 32, 32 768
+/// matrices or more, U or V wanted (singular values alone, bidiagonalisation
+/// and chains, took 11.8 -> 12.8 ms: the chains of a quarter fill the SMs
+/// less).
+inline int gk_auto_lanes(index_t m, index_t count, bool want_uv) {
+  return want_uv && m <= 32 && count >= 32768 ? 2 : 1;
+}
+
+#if defined(__CUDACC__)
+template <>
+struct gk_lanes<backend::cuda> {
+  int count = 1;
+  backend::cuda lane[2];
+  cudaEvent_t fork = nullptr, first = nullptr, done[2] = {nullptr, nullptr};
+
+  /// @throws device_error when a stream or event cannot be made.
+  gk_lanes(const backend::cuda& b, int lanes) {
+    if (lanes < 2) return;
+    emgpu::detail::device_guard g(b.device);
+    for (int l = 0; l < 2; ++l) {
+      lane[l].device = b.device;
+      EMGPU_CUDA_CHECK(cudaStreamCreateWithFlags(&lane[l].stream, cudaStreamNonBlocking));
+      EMGPU_CUDA_CHECK(cudaEventCreateWithFlags(&done[l], cudaEventDisableTiming));
+    }
+    EMGPU_CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+    EMGPU_CUDA_CHECK(cudaEventCreateWithFlags(&first, cudaEventDisableTiming));
+    // The lanes start after everything the caller queued on b.stream (the
+    // input, a workspace just allocated there).
+    EMGPU_CUDA_CHECK(cudaEventRecord(fork, b.stream));
+    for (int l = 0; l < 2; ++l) EMGPU_CUDA_CHECK(cudaStreamWaitEvent(lane[l].stream, fork, 0));
+    count = 2;
+  }
+  gk_lanes(const gk_lanes&) = delete;
+  gk_lanes& operator=(const gk_lanes&) = delete;
+  ~gk_lanes() {
+    // Streams and events may go with work pending: CUDA releases them once
+    // it is done. Errors here cannot be reported (a destructor).
+    for (int l = 0; l < 2; ++l) {
+      if (lane[l].stream) (void)cudaStreamDestroy(lane[l].stream);
+      if (done[l]) (void)cudaEventDestroy(done[l]);
+    }
+    if (fork) (void)cudaEventDestroy(fork);
+    if (first) (void)cudaEventDestroy(first);
+  }
+  const backend::cuda& operator()(const backend::cuda& b, int l) const { return count > 1 ? lane[l] : b; }
+  void mark_first(int l) {
+    if (count > 1 && l == 0) EMGPU_CUDA_CHECK(cudaEventRecord(first, lane[0].stream));
+  }
+  void wait_first(int l) {
+    if (count > 1 && l == 1) EMGPU_CUDA_CHECK(cudaStreamWaitEvent(lane[1].stream, first, 0));
+  }
+  /// b.stream waits for both lanes: to the caller the call is ordered on
+  /// its stream as with one lane.
+  void join(const backend::cuda& b) {
+    if (count < 2) return;
+    emgpu::detail::device_guard g(b.device);
+    for (int l = 0; l < 2; ++l) {
+      EMGPU_CUDA_CHECK(cudaEventRecord(done[l], lane[l].stream));
+      EMGPU_CUDA_CHECK(cudaStreamWaitEvent(b.stream, done[l], 0));
+    }
+  }
+};
+#endif
+
 /// The QR-method SVD by the split pipeline, same contract as svd_run with
 /// svd_method::qr. @return false (nothing done) when a row of U or V does
 /// not fit the device's shared memory. cap: reals per log stream (0:
 /// gk_log_reals(n)); budget: bytes of workspace (0: gk_default_budget);
-/// both are knobs for the tests. work: where the workspace comes from
+/// lanes: chunks in flight at once on CUDA (0: gk_auto_lanes; 2 with four
+/// chunks at least; host backends take one); cap, budget and lanes are
+/// knobs for the tests. work: where the workspace comes from
 /// (svd_options::work), or null to allocate and free it here.
 template <class Backend, class T>
 bool svd_gk_split_run(const Backend& b, strided_batch_view<T> a, real_type_t<T>* sigma, strided_batch_view<T> u,
                       strided_batch_view<T> v, int* info, bool flip_u, index_t cap = 0, std::size_t budget = 0,
-                      workspace* work = nullptr) {
+                      workspace* work = nullptr, int lanes = 0) {
   using R = real_type_t<T>;
   using L = strided_loc<T>;
   const index_t m = a.rows, n = a.cols, count = a.count;
@@ -1594,49 +1691,89 @@ bool svd_gk_split_run(const Backend& b, strided_batch_view<T> a, real_type_t<T>*
 #if defined(__CUDACC__)
   if constexpr (std::is_same_v<Backend, backend::cuda>) cols = (want_u || want_v) && gk_form_by_cols(m);
 #endif
+#if defined(__CUDACC__)
+  constexpr bool device = std::is_same_v<Backend, backend::cuda>;
+#else
+  constexpr bool device = false;
+#endif
+  if (lanes <= 0) lanes = gk_auto_lanes(m, count, want_u || want_v);
+  lanes = device && lanes > 1 && count >= 2 ? 2 : 1;
   const std::size_t per = gk_split_bytes<R>(n, cap, want_u, want_v, cols);
-  index_t chunk = index_t(budget / per);
+  index_t chunk = index_t(budget / (per * std::size_t(lanes)));
+  if (lanes > 1) {
+    const index_t quarter = (count + 3) / 4;
+    chunk = chunk > quarter ? quarter : chunk;
+  }
   chunk = chunk < 1 ? 1 : chunk > count ? count : chunk;
-  // One block for all eight arrays: from the caller's workspace, or allocated
-  // here (one cudaMalloc instead of eight).
+  // One block for every lane's eight arrays: from the caller's workspace, or
+  // allocated here (one cudaMalloc instead of eight per lane).
   const gk_split_layout lay = gk_split_carve<T>(n, cap, chunk, want_u, want_v, cols);
+  const std::size_t lane_bytes = (lay.total + 255) & ~std::size_t(255);
   vector_t<Backend, std::byte> own;
   std::byte* blk = nullptr;
   if (work != nullptr) {
-    blk = work->reserve(b, lay.total);
+    blk = work->reserve(b, lane_bytes * std::size_t(lanes));
   } else {
-    own = make_vector<std::byte>(b, index_t(lay.total));
+    own = make_vector<std::byte>(b, index_t(lane_bytes * std::size_t(lanes)));
     blk = own.data();
   }
-  R* const de = reinterpret_cast<R*>(blk + lay.de);
-  gk_ctl<R>* const ctl = reinterpret_cast<gk_ctl<R>*>(blk + lay.ctl);
-  index_t* const perm = reinterpret_cast<index_t*>(blk + lay.perm);
-  T* const tau = reinterpret_cast<T*>(blk + lay.tau);
-  R* const logl = want_u ? reinterpret_cast<R*>(blk + lay.logl) : nullptr;
-  R* const logr = want_v ? reinterpret_cast<R*>(blk + lay.logr) : nullptr;
-  R* const ub = want_u ? reinterpret_cast<R*>(blk + lay.ub) : nullptr;
-  R* const vb = want_v ? reinterpret_cast<R*>(blk + lay.vb) : nullptr;
-  T* const tb = cols ? reinterpret_cast<T*>(blk + lay.tb) : nullptr;
-  for (index_t k0 = 0; k0 < count; k0 += chunk) {
+  gk_lanes<Backend> ln(b, lanes);
+  struct job {
+    gk_chain_op<R> chain;
+    gk_rows_args<T> rows;
+  };
+  // Kernels 1 to 3 of the chunk at k0 on lane l; the rounds that follow
+  // (chains paused on a full log) and kernel 4 are finish's.
+  const auto start = [&](int l, index_t k0) {
+    const Backend& lb = ln(b, l);
+    std::byte* const p = blk + std::size_t(l) * lane_bytes;
+    R* const de = reinterpret_cast<R*>(p + lay.de);
+    gk_ctl<R>* const ctl = reinterpret_cast<gk_ctl<R>*>(p + lay.ctl);
+    index_t* const perm = reinterpret_cast<index_t*>(p + lay.perm);
+    T* const tau = reinterpret_cast<T*>(p + lay.tau);
+    R* const logl = want_u ? reinterpret_cast<R*>(p + lay.logl) : nullptr;
+    R* const logr = want_v ? reinterpret_cast<R*>(p + lay.logr) : nullptr;
+    R* const ub = want_u ? reinterpret_cast<R*>(p + lay.ub) : nullptr;
+    R* const vb = want_v ? reinterpret_cast<R*>(p + lay.vb) : nullptr;
+    T* const tb = cols ? reinterpret_cast<T*>(p + lay.tb) : nullptr;
     const index_t cc = count - k0 < chunk ? count - k0 : chunk;
     T* ak = a.data + k0 * a.stride;
     T* uk = want_u ? u.data + k0 * u.stride : nullptr;
     T* vk = want_v ? v.data + k0 * v.stride : nullptr;
-    R* sk = sigma + k0 * n;
-    int* ik = info + k0;
-    gk_bidiag_launch(b, L{ak, a.stride}, m, n, a.ld, de, ctl, tau, tb, cc);
-    const gk_chain_op<R> chain{de, ctl, logl, logr, cap, n, sk, perm, ik};
-    gk_rows_args<T> rows{uk, u.ld, u.stride, vk, v.ld, v.stride, m, n, cap, ak, a.ld, a.stride, tau, de, ctl,
-                         logl, logr, perm, want_v && !(flip_u && want_u), true, ub, vb, tb};
-    for (;;) {
-      gk_chain(b, chain, cc);
-      if (!want_u && !want_v) break;  // no log: every chain ran to its end
-      gk_basis(b, rows, cc);
-      rows.first = false;
-      if (reduce(b, cc, index_t(0), gk_pending_map<R>{ctl}, gk_plus{}) == 0) break;
+    ln.wait_first(l);
+    gk_bidiag_launch(lb, L{ak, a.stride}, m, n, a.ld, de, ctl, tau, tb, cc);
+    ln.mark_first(l);
+    job j{gk_chain_op<R>{de, ctl, logl, logr, cap, n, sigma + k0 * n, perm, info + k0},
+          gk_rows_args<T>{uk, u.ld, u.stride, vk, v.ld, v.stride, m, n, cap, ak, a.ld, a.stride, tau, de, ctl,
+                          logl, logr, perm, want_v && !(flip_u && want_u), true, ub, vb, tb}};
+    gk_chain(lb, j.chain, cc);
+    if (want_u || want_v) {  // else no log: every chain ran to its end
+      gk_basis(lb, j.rows, cc);
+      j.rows.first = false;
     }
-    if (want_u || want_v) gk_form(b, rows, cc);
+    return j;
+  };
+  const auto finish = [&](int l, index_t k0, job& j) {
+    if (!want_u && !want_v) return;
+    const Backend& lb = ln(b, l);
+    const index_t cc = count - k0 < chunk ? count - k0 : chunk;
+    // Blocks the host until this lane's chunk has run its rounds so far;
+    // the other lane's chunk keeps the device busy meanwhile.
+    while (reduce(lb, cc, index_t(0), gk_pending_map<R>{j.chain.ctl}, gk_plus{}) != 0) {
+      gk_chain(lb, j.chain, cc);
+      gk_basis(lb, j.rows, cc);
+    }
+    gk_form(lb, j.rows, cc);
+  };
+  const index_t chunks = (count + chunk - 1) / chunk;
+  std::optional<job> cur[2];
+  for (int l = 0; l < lanes && l < chunks; ++l) cur[l] = start(l, index_t(l) * chunk);
+  for (index_t c = 0; c < chunks; ++c) {
+    const int l = int(c % lanes);
+    finish(l, c * chunk, *cur[l]);
+    if (c + lanes < chunks) cur[l] = start(l, (c + lanes) * chunk);
   }
+  ln.join(b);
   return true;
 }
 
