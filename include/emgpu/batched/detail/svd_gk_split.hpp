@@ -1595,9 +1595,9 @@ struct gk_lanes {
 /// sixteen chunks were slower (25.6, 30.8: each chunk's chains then run a
 /// few warps per SM). Library call, bench_batched_cuda, median of 5: H200
 /// 24.32 -> 24.10 ms; H100 24.99 -> 24.79 and 25.06 in two runs (the
-/// fastest repetition 24.1-24.3, as the harness; the host's wait for each
-/// chunk's pending count between its rounds is the difference, not
-/// profiled); with the workspace allocated per call 31.2 -> 25.7 (H200) and
+/// fastest repetition 24.1-24.3, as the harness; in one process the
+/// harness's copy of this schedule ran 24.25, its wait for each chunk's
+/// pending count costing ~0.1 ms, and the library call 24.5); with the workspace allocated per call 31.2 -> 25.7 (H200) and
 /// 30.6 -> 25.9-26.5 ms (H100): two quarters of the batch's workspace
 /// instead of all of it. Only where measured: m <= 32, 32 768
 /// matrices or more, U or V wanted (singular values alone, bidiagonalisation
@@ -1614,34 +1614,45 @@ struct gk_lanes<backend::cuda> {
   backend::cuda lane[2];
   cudaEvent_t fork = nullptr, first = nullptr, done[2] = {nullptr, nullptr};
 
-  /// @throws device_error when a stream or event cannot be made.
+  /// @throws device_error when a stream or event cannot be made (what was
+  ///         made is released).
   gk_lanes(const backend::cuda& b, int lanes) {
     if (lanes < 2) return;
     emgpu::detail::device_guard g(b.device);
-    for (int l = 0; l < 2; ++l) {
-      lane[l].device = b.device;
-      EMGPU_CUDA_CHECK(cudaStreamCreateWithFlags(&lane[l].stream, cudaStreamNonBlocking));
-      EMGPU_CUDA_CHECK(cudaEventCreateWithFlags(&done[l], cudaEventDisableTiming));
+    try {
+      for (int l = 0; l < 2; ++l) {
+        lane[l].device = b.device;
+        EMGPU_CUDA_CHECK(cudaStreamCreateWithFlags(&lane[l].stream, cudaStreamNonBlocking));
+        EMGPU_CUDA_CHECK(cudaEventCreateWithFlags(&done[l], cudaEventDisableTiming));
+      }
+      EMGPU_CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+      EMGPU_CUDA_CHECK(cudaEventCreateWithFlags(&first, cudaEventDisableTiming));
+      // The lanes start after everything the caller queued on b.stream (the
+      // input, a workspace just allocated there).
+      EMGPU_CUDA_CHECK(cudaEventRecord(fork, b.stream));
+      for (int l = 0; l < 2; ++l) EMGPU_CUDA_CHECK(cudaStreamWaitEvent(lane[l].stream, fork, 0));
+    } catch (...) {
+      release();
+      throw;
     }
-    EMGPU_CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
-    EMGPU_CUDA_CHECK(cudaEventCreateWithFlags(&first, cudaEventDisableTiming));
-    // The lanes start after everything the caller queued on b.stream (the
-    // input, a workspace just allocated there).
-    EMGPU_CUDA_CHECK(cudaEventRecord(fork, b.stream));
-    for (int l = 0; l < 2; ++l) EMGPU_CUDA_CHECK(cudaStreamWaitEvent(lane[l].stream, fork, 0));
     count = 2;
   }
   gk_lanes(const gk_lanes&) = delete;
   gk_lanes& operator=(const gk_lanes&) = delete;
-  ~gk_lanes() {
+  ~gk_lanes() { release(); }
+  void release() noexcept {
     // Streams and events may go with work pending: CUDA releases them once
-    // it is done. Errors here cannot be reported (a destructor).
+    // it is done. Errors here cannot be reported (destructor, cleanup).
     for (int l = 0; l < 2; ++l) {
       if (lane[l].stream) (void)cudaStreamDestroy(lane[l].stream);
       if (done[l]) (void)cudaEventDestroy(done[l]);
+      lane[l].stream = nullptr;
+      done[l] = nullptr;
     }
     if (fork) (void)cudaEventDestroy(fork);
     if (first) (void)cudaEventDestroy(first);
+    fork = first = nullptr;
+    count = 1;
   }
   const backend::cuda& operator()(const backend::cuda& b, int l) const { return count > 1 ? lane[l] : b; }
   void mark_first(int l) {
