@@ -563,6 +563,36 @@ TEST_CASE("batched QR: CUDA register fast path vs generic path", "[batched][qr][
   }
 }
 
+// double and complex<double> with 9..32 rows: the warp kernel
+// (detail/qr_warp.hpp; 16 lanes per matrix up to 16 columns, 32 above, one
+// or two matrices per warp) against the team path, as the register path
+// above: square sizes around the kernel's switches (16 / 17 columns, 24 and
+// 28 rows), rectangular shapes down to one column, both layouts, and
+// degenerate batches. complex<double> with more than 16 columns and fewer
+// than 24 rows stays on the team path (compared with itself here).
+TEST_CASE("batched QR: CUDA warp path vs generic path", "[batched][qr]") {
+  for (index_t m : {9, 10, 15, 16, 17, 20, 23, 24, 27, 28, 31, 32}) {
+    check_fast_vs_generic<complex<double>>(m, m, 37, m % 2 == 0, 9400 + std::uint64_t(m));
+    check_fast_vs_generic<double>(m, m, 37, m % 2 == 1, 9450 + std::uint64_t(m));
+  }
+  for (auto [m, n] : std::vector<std::pair<index_t, index_t>>{
+           {32, 16}, {32, 17}, {32, 1}, {24, 12}, {31, 29}, {20, 5}, {28, 20}, {9, 3}, {30, 8}})
+    check_fast_vs_generic<complex<double>>(m, n, 37, n % 2 == 0, 9480 + std::uint64_t(m + n));
+  check_fast_vs_generic<double>(32, 16, 37, true, 9490);
+  check_fast_vs_generic<double>(25, 18, 37, false, 9491);
+  for (index_t m : {12, 24, 32}) check_fast_degenerate<complex<double>>(m, m, 9520 + std::uint64_t(m));
+  check_fast_degenerate<complex<double>>(32, 16, 9530);
+  check_fast_degenerate<double>(32, 17, 9531);
+  check_fast_degenerate<double>(20, 16, 9532);
+}
+
+TEST_CASE("batched QR: CUDA warp path at compute-sanitizer sizes", "[batched][qr][sanitize]") {
+  check_fast_vs_generic<complex<double>>(32, 32, 3, true, 9540);
+  check_fast_vs_generic<complex<double>>(26, 13, 3, false, 9541);
+  check_fast_vs_generic<double>(17, 17, 3, false, 9542);
+  check_fast_vs_generic<double>(11, 9, 3, true, 9543);
+}
+
 // complex<double> with 64..128 rows and more than 32 columns: the windowed
 // kernels (detail/qr_window.hpp; qr_win_kernel below 72 rows, the look-ahead
 // qr_wla_kernel from 72 with 192 threads up to 96 rows and 256 above)

@@ -16,6 +16,7 @@
 #include "detail/launch.hpp"
 #include "detail/qr_core.hpp"
 #include "detail/qr_regs.hpp"
+#include "detail/qr_warp.hpp"
 #include "detail/qr_window.hpp"
 #include "lu.hpp"
 
@@ -38,6 +39,10 @@ void qr_factor(const Backend& b, strided_batch_view<T> a) {
     if (a.rows <= detail::qr_regs_limit<T>())  // register-resident fast path
       return detail::qr_factor_regs<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.cols,
                                        a.ld, a.count, "emgpu::batched::qr_factor");
+    // 9..32 rows (double types): a warp per matrix, lane per column (detail/qr_warp.hpp)
+    if (detail::qr_warp_factor<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.cols, a.ld, a.count,
+                                  "emgpu::batched::qr_factor"))
+      return;
     // 64..128 rows: a window of columns in shared memory (detail/qr_window.hpp)
     if (detail::qr_win_factor<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.cols, a.ld, a.count,
                                  "emgpu::batched::qr_factor"))
@@ -62,6 +67,8 @@ void qr_factor(const Backend& b, T* const* a_array, index_t m, index_t n, index_
     if (m <= detail::qr_regs_limit<T>())  // register-resident fast path
       return detail::qr_factor_regs<T>(b, detail::array_loc<T>{a_array}, m, n, lda, count,
                                        "emgpu::batched::qr_factor");
+    if (detail::qr_warp_factor<T>(b, detail::array_loc<T>{a_array}, m, n, lda, count, "emgpu::batched::qr_factor"))
+      return;
     if (detail::qr_win_factor<T>(b, detail::array_loc<T>{a_array}, m, n, lda, count, "emgpu::batched::qr_factor"))
       return;
   }
