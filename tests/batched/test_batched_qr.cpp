@@ -563,13 +563,11 @@ TEST_CASE("batched QR: CUDA register fast path vs generic path", "[batched][qr][
   }
 }
 
-// double and complex<double> with 9..32 rows: the warp kernel
-// (detail/qr_warp.hpp; 16 lanes per matrix up to 16 columns, 32 above, one
-// or two matrices per warp) against the team path, as the register path
-// above: square sizes around the kernel's switches (16 / 17 columns, 24 and
-// 28 rows), rectangular shapes down to one column, both layouts, and
-// degenerate batches. complex<double> with more than 16 columns and fewer
-// than 24 rows stays on the team path (compared with itself here).
+// 9..32 rows: the warp kernels (detail/qr_warp.hpp; one column per lane
+// with 16 or 32 lanes per matrix, two columns per lane with 8 or 16) against
+// the team path, as the register path above: square sizes around the
+// dispatch's switches (12 / 13 and 16 / 17 rows, 24, 28, 30), rectangular
+// shapes down to one column, both layouts, degenerate batches, all types.
 TEST_CASE("batched QR: CUDA warp path vs generic path", "[batched][qr]") {
   for (index_t m : {9, 10, 15, 16, 17, 20, 23, 24, 27, 28, 31, 32}) {
     check_fast_vs_generic<complex<double>>(m, m, 37, m % 2 == 0, 9400 + std::uint64_t(m));
@@ -580,10 +578,20 @@ TEST_CASE("batched QR: CUDA warp path vs generic path", "[batched][qr]") {
     check_fast_vs_generic<complex<double>>(m, n, 37, n % 2 == 0, 9480 + std::uint64_t(m + n));
   check_fast_vs_generic<double>(32, 16, 37, true, 9490);
   check_fast_vs_generic<double>(25, 18, 37, false, 9491);
+  for (index_t m : {9, 12, 13, 16, 17, 27, 28, 29, 30, 32}) {
+    check_fast_vs_generic<complex<float>>(m, m, 37, m % 2 == 0, 9460 + std::uint64_t(m));
+    check_fast_vs_generic<float>(m, m, 37, m % 2 == 1, 9470 + std::uint64_t(m));
+  }
+  check_fast_vs_generic<complex<float>>(32, 16, 37, false, 9492);
+  check_fast_vs_generic<float>(31, 20, 37, true, 9493);
+  check_fast_vs_generic<float>(16, 7, 37, false, 9494);
   for (index_t m : {12, 24, 32}) check_fast_degenerate<complex<double>>(m, m, 9520 + std::uint64_t(m));
   check_fast_degenerate<complex<double>>(32, 16, 9530);
   check_fast_degenerate<double>(32, 17, 9531);
   check_fast_degenerate<double>(20, 16, 9532);
+  check_fast_degenerate<complex<float>>(30, 30, 9533);
+  check_fast_degenerate<float>(16, 16, 9534);
+  check_fast_degenerate<float>(32, 32, 9535);
 }
 
 TEST_CASE("batched QR: CUDA warp path at compute-sanitizer sizes", "[batched][qr][sanitize]") {
@@ -591,6 +599,8 @@ TEST_CASE("batched QR: CUDA warp path at compute-sanitizer sizes", "[batched][qr
   check_fast_vs_generic<complex<double>>(26, 13, 3, false, 9541);
   check_fast_vs_generic<double>(17, 17, 3, false, 9542);
   check_fast_vs_generic<double>(11, 9, 3, true, 9543);
+  check_fast_vs_generic<float>(30, 30, 3, false, 9544);
+  check_fast_vs_generic<complex<float>>(14, 14, 3, true, 9545);
 }
 
 // complex<double> with 64..128 rows and more than 32 columns: the windowed

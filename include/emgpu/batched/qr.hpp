@@ -36,13 +36,13 @@ void qr_factor(const Backend& b, strided_batch_view<T> a) {
   if (a.count == 0 || a.cols == 0) return;
 #if defined(__CUDACC__)
   if constexpr (std::is_same_v<Backend, backend::cuda>) {
-    if (a.rows <= detail::qr_regs_limit<T>())  // register-resident fast path
-      return detail::qr_factor_regs<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.cols,
-                                       a.ld, a.count, "emgpu::batched::qr_factor");
-    // 9..32 rows (double types): a warp per matrix, lane per column (detail/qr_warp.hpp)
+    // 9..32 rows: lanes own columns, matrix in shared memory (detail/qr_warp.hpp)
     if (detail::qr_warp_factor<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.cols, a.ld, a.count,
                                   "emgpu::batched::qr_factor"))
       return;
+    if (a.rows <= detail::qr_regs_limit<T>())  // up to 8 rows: register-resident fast path
+      return detail::qr_factor_regs<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.cols,
+                                       a.ld, a.count, "emgpu::batched::qr_factor");
     // 64..128 rows: a window of columns in shared memory (detail/qr_window.hpp)
     if (detail::qr_win_factor<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.cols, a.ld, a.count,
                                  "emgpu::batched::qr_factor"))
@@ -64,11 +64,11 @@ void qr_factor(const Backend& b, T* const* a_array, index_t m, index_t n, index_
   detail::check_ptr(a_array, true, "qr_factor", "a_array");
 #if defined(__CUDACC__)
   if constexpr (std::is_same_v<Backend, backend::cuda>) {
+    if (detail::qr_warp_factor<T>(b, detail::array_loc<T>{a_array}, m, n, lda, count, "emgpu::batched::qr_factor"))
+      return;
     if (m <= detail::qr_regs_limit<T>())  // register-resident fast path
       return detail::qr_factor_regs<T>(b, detail::array_loc<T>{a_array}, m, n, lda, count,
                                        "emgpu::batched::qr_factor");
-    if (detail::qr_warp_factor<T>(b, detail::array_loc<T>{a_array}, m, n, lda, count, "emgpu::batched::qr_factor"))
-      return;
     if (detail::qr_win_factor<T>(b, detail::array_loc<T>{a_array}, m, n, lda, count, "emgpu::batched::qr_factor"))
       return;
   }

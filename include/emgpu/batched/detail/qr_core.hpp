@@ -106,6 +106,19 @@ EMGPU_HD inline void givens_apply(const givens<T>& g, T& x, T& y, bool adjoint) 
   }
 }
 
+/// The make step of a stage for one column: the rotation annihilating y in
+/// (x, y), applied, with y replaced by its code z (the annihilated entry
+/// keeps the rotation). Returns the decoded rotation that was applied, the
+/// one the rest of the row pair receives.
+template <class T>
+EMGPU_HD inline givens<T> givens_make_in_place(T& x, T& y) {
+  const T z = givens_encode(givens_make(x, y));
+  const givens<T> g = givens_decode(z);
+  givens_apply(g, x, y, false);
+  y = z;  // y is zero up to rounding: the slot keeps the rotation
+  return g;
+}
+
 /// Applies G (or G^H) to rows (i-1, i) of columns l0, l0 + step, ... < n.
 /// Two columns per iteration with the loads ahead of the stores: the
 /// compiler cannot prove that the stores do not alias the next column's
@@ -166,12 +179,9 @@ EMGPU_HD void qr_factor_core(const Team& t, const Mat& a, index_t m, index_t n,
       const index_t j = j0 + q, i = m - 1 - (st - 2 * j);
       T* cj = a.col(j);
       T x = cj[i - 1], y = cj[i];
-      const T z = givens_encode(givens_make(x, y));
-      const givens<T> g = givens_decode(z);
-      givens_apply(g, x, y, false);
+      cache[q] = givens_make_in_place(x, y);
       cj[i - 1] = x;
-      cj[i] = z;  // y is zero up to rounding: the slot keeps the rotation
-      cache[q] = g;
+      cj[i] = y;
     });
     t.sync();
     // A thread owns one rotation (kept in registers) and a share of the
