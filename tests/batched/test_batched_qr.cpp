@@ -563,9 +563,9 @@ TEST_CASE("batched QR: CUDA register fast path vs generic path", "[batched][qr][
   }
 }
 
-// 9..32 rows: the warp kernels (detail/qr_warp.hpp; one column per lane
-// with 16 or 32 lanes per matrix, two columns per lane with 8 or 16) against
-// the team path, as the register path above: square sizes around the
+// 9..32 rows (complex<double> 6..32): the warp kernels (detail/qr_warp.hpp;
+// one column per lane with 16 or 32 lanes per matrix, two columns per lane
+// with 4, 8 or 16) against the team path, as the register path above: square sizes around the
 // dispatch's switches (12 / 13 and 16 / 17 rows, 24, 28, 30), rectangular
 // shapes down to one column, both layouts, degenerate batches, all types.
 TEST_CASE("batched QR: CUDA warp path vs generic path", "[batched][qr]") {
@@ -585,6 +585,9 @@ TEST_CASE("batched QR: CUDA warp path vs generic path", "[batched][qr]") {
   check_fast_vs_generic<complex<float>>(32, 16, 37, false, 9492);
   check_fast_vs_generic<float>(31, 20, 37, true, 9493);
   check_fast_vs_generic<float>(16, 7, 37, false, 9494);
+  // complex<double> with 6..8 rows (four or eight matrices per warp)
+  for (auto [m, n] : std::vector<std::pair<index_t, index_t>>{{6, 6}, {7, 7}, {8, 8}, {8, 5}, {8, 4}, {7, 2}, {6, 1}})
+    check_fast_vs_generic<complex<double>>(m, n, 37, m % 2 == 0, 9495 + std::uint64_t(m * 10 + n));
   for (index_t m : {12, 24, 32}) check_fast_degenerate<complex<double>>(m, m, 9520 + std::uint64_t(m));
   check_fast_degenerate<complex<double>>(32, 16, 9530);
   check_fast_degenerate<double>(32, 17, 9531);
@@ -592,6 +595,8 @@ TEST_CASE("batched QR: CUDA warp path vs generic path", "[batched][qr]") {
   check_fast_degenerate<complex<float>>(30, 30, 9533);
   check_fast_degenerate<float>(16, 16, 9534);
   check_fast_degenerate<float>(32, 32, 9535);
+  check_fast_degenerate<complex<double>>(8, 8, 9536);
+  check_fast_degenerate<complex<double>>(7, 4, 9537);
 }
 
 TEST_CASE("batched QR: CUDA warp path at compute-sanitizer sizes", "[batched][qr][sanitize]") {
@@ -601,6 +606,8 @@ TEST_CASE("batched QR: CUDA warp path at compute-sanitizer sizes", "[batched][qr
   check_fast_vs_generic<double>(11, 9, 3, true, 9543);
   check_fast_vs_generic<float>(30, 30, 3, false, 9544);
   check_fast_vs_generic<complex<float>>(14, 14, 3, true, 9545);
+  check_fast_vs_generic<complex<double>>(8, 8, 3, false, 9546);
+  check_fast_vs_generic<complex<double>>(7, 4, 3, true, 9547);
 }
 
 // complex<double> with 64..128 rows and more than 32 columns: the windowed

@@ -36,11 +36,11 @@ void qr_factor(const Backend& b, strided_batch_view<T> a) {
   if (a.count == 0 || a.cols == 0) return;
 #if defined(__CUDACC__)
   if constexpr (std::is_same_v<Backend, backend::cuda>) {
-    // 9..32 rows: lanes own columns, matrix in shared memory (detail/qr_warp.hpp)
+    // 9..32 rows (complex<double>: 6..32): lanes own columns, matrix in shared memory (detail/qr_warp.hpp)
     if (detail::qr_warp_factor<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.cols, a.ld, a.count,
                                   "emgpu::batched::qr_factor"))
       return;
-    if (a.rows <= detail::qr_regs_limit<T>())  // up to 8 rows: register-resident fast path
+    if (a.rows <= detail::qr_regs_limit<T>())  // up to 8 rows (complex<double>: 5): register-resident fast path
       return detail::qr_factor_regs<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.cols,
                                        a.ld, a.count, "emgpu::batched::qr_factor");
     // 64..128 rows: a window of columns in shared memory (detail/qr_window.hpp)
