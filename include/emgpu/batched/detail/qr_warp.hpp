@@ -1,7 +1,8 @@
 /// @file
-/// @brief CUDA qr_factor for 9 <= m <= 32 rows (all four types): lanes own
-///        whole columns of a matrix kept in shared memory, one __syncwarp
-///        per Sameh-Kuck stage; one, two or four matrices per warp.
+/// @brief CUDA qr_factor for 9 <= m <= 32 rows (all four types;
+///        complex<double> from 6 rows): lanes own whole columns of a matrix
+///        kept in shared memory, one __syncwarp per Sameh-Kuck stage; one to
+///        eight matrices per warp.
 ///
 /// Why: the team path (qr_core.hpp through launch.hpp) runs the same stages
 /// with a generic team, two syncs per stage and each rotation's columns
