@@ -8,18 +8,18 @@
 /// with a generic team, two syncs per stage and each rotation's columns
 /// split among its owner threads. Here a lane owns its columns outright: at
 /// stage st it makes the rotation of its active column (if any), publishes
-/// the decoded pair in a per-stage-parity cache, and after the one
+/// the pair in a per-stage-parity cache, and after the one
 /// __syncwarp applies the stage's rotations of columns left of its own to
 /// its own columns only. A lane never touches another lane's column, so the
 /// cache is the only shared state: the maker of column j rewrites
 /// cache[st & 1][j] at stage st + 2, after every lane passed the __syncwarp
 /// of stage st + 1 and so finished its reads of stage st. Each column
-/// receives the same rotations, made from the same values, in the same order
-/// as on the team path (rotations of one stage touch disjoint rows), with the
-/// same inline functions (givens_make / encode / decode / apply), so the
-/// factors are the team path's up to nvcc's FMA contraction (bit for bit in
-/// the session-27 scratch check for several of the variants, every entry of
-/// 100 000 matrices per shape; the others differ by contraction only).
+/// receives the rotations of the team path in the same order (rotations of
+/// one stage touch disjoint rows), but the make is givens_make_fast_in_place:
+/// the made pair is applied and published, its code only stored, so no
+/// decode (a square root) sits on the stage's critical path (1.10-1.23x,
+/// H100, session 28). The factors therefore equal the team path's to
+/// rounding, not bit for bit; the backward errors are the same.
 ///
 /// Two kernels. qr_warp_kernel: W = 16 (two matrices per warp) or 32 lanes
 /// per matrix, lane l owning column l. qr_warp2_kernel: W = 8 (four
@@ -80,7 +80,6 @@
 #include "../../backend/cuda_check.hpp"
 #include "common.hpp"
 #include "qr_core.hpp"
-#include "smem_limit.hpp"
 
 namespace emgpu::batched::detail {
 
@@ -101,7 +100,7 @@ constexpr std::size_t qr_warp_bytes(int LD, int n) {
 template <class T>
 __device__ __forceinline__ void qr_warp_make(T* col, int i, real_type_t<T>* cc, T* cs) {
   T x = col[i - 1], y = col[i];
-  const givens<T> g = givens_make_in_place(x, y);
+  const givens<T> g = givens_make_fast_in_place(x, y);
   col[i - 1] = x;
   col[i] = y;
   *cc = g.c;

@@ -94,18 +94,16 @@ __device__ __forceinline__ void qr_win_cols(int st, int m, int jm, int& j0, int&
   if (j1 > jm) j1 = jm;
 }
 
-/// Makes the rotation of window column cj at rows (i - 1, i) as
-/// qr_factor_core does: applies it, stores r and the encoded scalar, and
-/// returns the rotation decoded from that scalar (what the other columns
-/// and a later decode see).
+/// Makes the rotation of window column cj at rows (i - 1, i): applies it,
+/// stores r and the encoded scalar, and returns the made pair, which the
+/// window's other columns receive (givens_make_fast_in_place: later windows
+/// decode the scalar, equal to rounding).
 template <class T>
 __device__ __forceinline__ givens<T> qr_win_make(T* cj, int i) {
   T x = cj[i - 1], y = cj[i];
-  const T zz = givens_encode(givens_make(x, y));
-  const givens<T> g = givens_decode(zz);
-  givens_apply(g, x, y, false);
+  const givens<T> g = givens_make_fast_in_place(x, y);
   cj[i - 1] = x;
-  cj[i] = zz;
+  cj[i] = y;
   return g;
 }
 
