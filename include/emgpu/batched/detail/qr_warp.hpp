@@ -50,10 +50,11 @@
 ///     float            9 x 9   0.125 (registers 0.135)   16 x 16 0.313 (registers 0.408)
 ///                      20 x 20 0.687 (team 1.33)    32 x 32 1.77 (2.68)
 ///
-/// Which kernel (the faster measured): up to 16 columns, qr_warp2 W = 8 up
-/// to 12 rows (float: 16), else qr_warp W = 16; more than 16 columns,
-/// qr_warp2 W = 16 below 24 rows (complex<double>), 28 (complex<float>), 30
-/// (float) or always (double), else qr_warp W = 32. One rotation at a time
+/// Which kernel (the faster measured; re-checked with the fast make in
+/// session 28, unchanged): up to 16 columns, qr_warp2 W = 8 up to 12 rows
+/// (float: 16), else qr_warp W = 16; more than 16 columns, qr_warp2 W = 16
+/// below 24 rows (complex<double>), 28 (complex<float>), 30 (float) or
+/// always (double), else qr_warp W = 32. One rotation at a time
 /// (U = 1) except qr_warp W = 32 (two below 28 rows and for float, else
 /// four). What bounds qr_warp (ncu, complex<double> 32 x 32, U = 4): 28 600
 /// instructions per matrix, 11 warps per SM (shared memory), one
@@ -64,9 +65,8 @@
 /// at 16 and 32 rows in complex<double> (0.78 / 6.32 against 0.71 / 5.28).
 ///
 /// Template parameters: T the scalar type, W the lanes per matrix, U the
-/// rotations applied per batch of loads, WPB (qr_warp_kernel) the warps per
-/// block, Loc the batch layout (strided_loc or array_loc). The launchers
-/// throw invalid_argument for a batch beyond one grid and device_error when
+/// rotations applied per batch of loads, Loc the batch layout (strided_loc
+/// or array_loc). The launchers throw invalid_argument for a batch beyond one grid and device_error when
 /// a launch fails.
 #pragma once
 
@@ -236,22 +236,23 @@ inline void qr_warp2_launch(const backend::cuda& b, const Loc& loc, index_t m, i
   emgpu::detail::check_cuda(cudaGetLastError(), name, __FILE__, __LINE__);
 }
 
-/// One column per lane: one warp per 32 / W matrices, WPB warps per block.
-template <class T, int W, int U, int WPB, class Loc>
-__global__ void __launch_bounds__(32 * WPB)
+/// One column per lane: one warp (one block) per 32 / W matrices; two
+/// warps per block measured no gain (session 27).
+template <class T, int W, int U, class Loc>
+__global__ void __launch_bounds__(32)
     qr_warp_kernel(Loc loc, int m, int n, index_t lda, index_t count, int LD) {
   static_assert(W == 16 || W == 32);
   using R = real_type_t<T>;
   constexpr int G = 32 / W;  // matrices per warp
   extern __shared__ __align__(16) unsigned char qr_warp_raw[];
-  const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
+  const int lane = int(threadIdx.x);
   const int g = lane / W, l = lane % W;
   const std::size_t per = qr_warp_bytes<T, W>(LD, n);
-  unsigned char* const mine = qr_warp_raw + (std::size_t(warp) * G + std::size_t(g)) * per;
+  unsigned char* const mine = qr_warp_raw + std::size_t(g) * per;
   T* const A = reinterpret_cast<T*>(mine);
   T* const cs = reinterpret_cast<T*>(mine + std::size_t(LD) * std::size_t(n) * sizeof(T));
   R* const cc = reinterpret_cast<R*>(cs + 2 * W);
-  const index_t k = (index_t(blockIdx.x) * WPB + warp) * G + g;
+  const index_t k = index_t(blockIdx.x) * G + g;
   // Lanes of a missing matrix (base null) still take part in the syncs.
   // The load and store loops stay written out in both kernels: as shared
   // __forceinline__ helpers ptxas took 140 instead of 110 registers (32
@@ -329,15 +330,15 @@ __global__ void __launch_bounds__(32 * WPB)
   }
 }
 
-template <class T, int W, int U, int WPB, class Loc>
+template <class T, int W, int U, class Loc>
 inline void qr_warp_launch(const backend::cuda& b, const Loc& loc, index_t m, index_t n, index_t lda,
                            index_t count, const char* name) {
   const int LD = int(m) | 1;
-  const std::size_t smem = std::size_t(WPB) * (32 / W) * qr_warp_bytes<T, W>(LD, int(n));
-  constexpr index_t per_block = WPB * (32 / W);
+  const std::size_t smem = std::size_t(32 / W) * qr_warp_bytes<T, W>(LD, int(n));
+  constexpr index_t per_block = 32 / W;
   const index_t blocks = (count + per_block - 1) / per_block;
   detail_require(blocks <= index_t(0x7fffffff), std::string(name) + ": batch too large for one grid");
-  qr_warp_kernel<T, W, U, WPB, Loc><<<unsigned(blocks), unsigned(32 * WPB), smem, b.stream>>>(loc, int(m), int(n), lda, count, LD);
+  qr_warp_kernel<T, W, U, Loc><<<unsigned(blocks), 32u, smem, b.stream>>>(loc, int(m), int(n), lda, count, LD);
   emgpu::detail::check_cuda(cudaGetLastError(), name, __FILE__, __LINE__);
 }
 
@@ -369,7 +370,7 @@ inline bool qr_warp_factor(const backend::cuda& b, const Loc& loc, index_t m, in
   if (n <= 16) {
     // float: four matrices per warp up to 16 rows; the others up to 12
     if (m <= ((single && !is_complex_v<T>) ? 16 : 12)) qr_warp2_launch<T, 8, 1>(b, loc, m, n, lda, count, name);
-    else qr_warp_launch<T, 16, 1, 1>(b, loc, m, n, lda, count, name);
+    else qr_warp_launch<T, 16, 1>(b, loc, m, n, lda, count, name);
     return true;
   }
   // One column per lane (32 lanes) from this many rows, two below.
@@ -378,8 +379,8 @@ inline bool qr_warp_factor(const backend::cuda& b, const Loc& loc, index_t m, in
                                    : std::is_same_v<T, float>          ? 30
                                                                         : 33;  // double: never
   if (m < one_col_from) qr_warp2_launch<T, 16, 1>(b, loc, m, n, lda, count, name);
-  else if (std::is_same_v<T, float> || m < 28) qr_warp_launch<T, 32, 2, 1>(b, loc, m, n, lda, count, name);
-  else qr_warp_launch<T, 32, 4, 1>(b, loc, m, n, lda, count, name);
+  else if (std::is_same_v<T, float> || m < 28) qr_warp_launch<T, 32, 2>(b, loc, m, n, lda, count, name);
+  else qr_warp_launch<T, 32, 4>(b, loc, m, n, lda, count, name);
   return true;
 }
 
