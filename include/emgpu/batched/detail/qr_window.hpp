@@ -13,12 +13,14 @@
 /// matrix per SM) and runs, for each window, the Sameh-Kuck stages of
 /// columns 0..ce-1 restricted to it: a rotation of an earlier column is
 /// decoded from its stored scalar in global memory (each thread prefetching
-/// its rotation of the next stage), a rotation of a window column is made,
-/// encoded and stored as in qr_factor_core, and every rotation is applied
-/// to the window columns right of its own. Each window column receives the
-/// same rotations in the same order as in qr_factor_core, so the factors
-/// (R and the encoded rotations) are those of the team path up to FMA
-/// contraction. Rows never move; a window goes back to its own columns.
+/// its rotation of the next stage), a rotation of a window column is made
+/// and its code stored (givens_make_fast_in_place: the made pair is applied,
+/// no decode on the make's path), and every rotation is applied to the
+/// window columns right of its own. Each window column receives the
+/// rotations of qr_factor_core in the same order, so the factors (R and the
+/// encoded rotations) equal the team path's to rounding (bit for bit up to
+/// FMA contraction before session 28's fast make). Rows never move; a
+/// window goes back to its own columns.
 /// Template parameters: T the scalar type, NW the window's columns, TPB
 /// the threads per block, GW (qr_wla_kernel) the warps that make rotations,
 /// Loc the batch layout (strided_loc or array_loc).
