@@ -126,9 +126,9 @@ EMGPU_HD inline givens<T> givens_make_in_place(T& x, T& y) {
 /// the fast range the made pair itself is returned and applied, r is
 /// x (|x|^2 + |y|^2) w (= c x + s y exactly in real arithmetic), and y
 /// receives the pair's code, which decodes to it within a few ulps; so the
-/// factors are consistent to rounding (backward error unchanged), not bit
+/// factors are consistent to rounding (backward error O(n eps)), not bit
 /// for bit with the team path. H100, complex<double> 32 x 32 warp kernel:
-/// 4.53 against 5.30 ms (session 28). Elsewhere (zeros, tiny, huge, NaN,
+/// 4.53 against 5.32 ms (session 28). Elsewhere (zeros, tiny, huge, NaN,
 /// Inf) it is givens_make_in_place.
 template <class T>
 EMGPU_HD inline givens<T> givens_make_fast_in_place(T& x, T& y) {

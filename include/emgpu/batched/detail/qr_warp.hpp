@@ -17,9 +17,9 @@
 /// receives the rotations of the team path in the same order (rotations of
 /// one stage touch disjoint rows), but the make is givens_make_fast_in_place:
 /// the made pair is applied and published, its code only stored, so no
-/// decode (a square root) sits on the stage's critical path (1.10-1.23x,
+/// decode (a square root) sits on the stage's critical path (1.09-1.23x,
 /// H100, session 28). The factors therefore equal the team path's to
-/// rounding, not bit for bit; the backward errors are the same.
+/// rounding, not bit for bit (backward errors of the same order).
 ///
 /// Two kernels. qr_warp_kernel: W = 16 (two matrices per warp) or 32 lanes
 /// per matrix, lane l owning column l. qr_warp2_kernel: W = 8 (four
