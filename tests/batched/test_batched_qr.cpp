@@ -608,11 +608,18 @@ TEST_CASE("batched QR: CUDA warp path at compute-sanitizer sizes", "[batched][qr
   check_fast_vs_generic<complex<float>>(14, 14, 3, true, 9545);
   check_fast_vs_generic<complex<double>>(8, 8, 3, false, 9546);
   check_fast_vs_generic<complex<double>>(7, 4, 3, true, 9547);
+  // two columns per lane, four rotations per batch with the single-rotation
+  // tail (16 lanes, 26 rows and up), and two per batch with four matrices
+  // per warp (complex, up to 14 rows)
+  check_fast_vs_generic<complex<double>>(32, 17, 3, false, 9548);
+  check_fast_vs_generic<double>(28, 27, 3, true, 9549);
+  check_fast_vs_generic<complex<float>>(31, 30, 3, false, 9550);
+  check_fast_vs_generic<complex<double>>(13, 12, 3, true, 9551);
 }
 
 // complex<double> with 64..128 rows and more than 32 columns: the windowed
-// kernels (detail/qr_window.hpp; qr_win_kernel below 72 rows, the look-ahead
-// qr_wla_kernel from 72 with 192 threads up to 96 rows and 256 above)
+// kernels (detail/qr_window.hpp; qr_win_kernel below 88 rows, the look-ahead
+// qr_wla_kernel with 192 threads from 88)
 // against the team path, as the register path above: every width of the
 // last 32-column window, rectangular shapes, both layouts; under a 48 KB
 // cap they take 16-column windows. double and complex<float> take
@@ -645,7 +652,7 @@ TEST_CASE("batched QR: CUDA windowed path vs generic path", "[batched][qr]") {
 TEST_CASE("batched QR: CUDA windowed path at compute-sanitizer sizes", "[batched][qr][sanitize]") {
   check_fast_vs_generic<complex<double>>(70, 40, 3, false, 9900);
   check_fast_vs_generic<complex<double>>(128, 100, 2, true, 9901);
-  check_fast_vs_generic<complex<double>>(80, 50, 2, false, 9903);
+  check_fast_vs_generic<complex<double>>(90, 50, 2, false, 9903);
   check_fast_vs_generic<double>(128, 120, 2, false, 9904);
   const batched::detail::smem_cap_scope scope(std::size_t(48) << 10);
   check_fast_vs_generic<complex<double>>(96, 80, 2, false, 9902);

@@ -31,38 +31,47 @@
 /// and the makes' (j (LD + 2) + c) fall in distinct banks. Loads and stores
 /// go row by row (lane = row), so a column of the batch is one coalesced
 /// access. Rotations are applied U at a time, loads before arithmetic
-/// before stores. At most 36.9 KB of shared memory per block (two
+/// before stores, in batches that run to the stage's last rotation on every
+/// lane (a lane's rotations are those of the columns left of its own, so the
+/// lanes' counts differ): a lane past its own computes on stale registers
+/// with its loads and stores predicated off, so a batch is one straight run
+/// of code. Session 28's batches branched per rotation and lane (the
+/// compiler also copied every result between registers); the straight
+/// batches cut the instructions of a 32 x 32 complex<double> apply batch of
+/// four from 119 to 86 and made the kernels 1.0-1.45x faster (H100,
+/// session 29, .gpu/qn.cu, qn2.cu; bit-for-bit equal results for U >= 2;
+/// for U = 1 nvcc contracts one FMA of the apply the other way round, so
+/// those agree to rounding). At most 36.9 KB of shared memory per block (two
 /// complex<double> 32 x 32 matrices), under the 48 KB any GPU gives without
 /// an opt-in.
 ///
-/// Measured (H200, 100 000 matrices, scratch harness, ms, the path it
-/// replaced and cuBLAS geqrfBatched in the same process;
-/// docs/results/qr_warp_s27_h200.txt), the variant dispatched below:
+/// Measured (H100, 100 000 matrices, scratch harness .gpu/qn2.cu, ms, best
+/// variant = the one dispatched below; in parentheses session 28's kernels,
+/// and cuBLAS geqrfBatched, in the same process;
+/// docs/results/qr_warp_s29_h100.txt):
 ///
-///     complex<double>  9 x 9   0.236 (team 0.434)   12 x 12 0.408 (0.648)
-///                      16 x 16 0.709 (1.037; cuBLAS 2.52)    20 x 20 1.85 (1.97)
-///                      24 x 24 2.72  (3.00)         32 x 32 5.28 (6.60; cuBLAS 20.1)
-///                      32 x 16 1.87  (2.69)         31 x 29 4.76 (5.38)
-///     double           9 x 9   0.168 (0.386)        16 x 16 0.490 (0.840)
-///                      20 x 20 0.974 (1.77)         32 x 32 2.65 (3.56)
-///     complex<float>   9 x 9   0.165 (registers 0.201)   16 x 16 0.432 (registers 0.781)
-///                      20 x 20 1.07 (team 1.38)     32 x 32 2.94 (3.42)
-///     float            9 x 9   0.125 (registers 0.135)   16 x 16 0.313 (registers 0.408)
-///                      20 x 20 0.687 (team 1.33)    32 x 32 1.77 (2.68)
+///     complex<double>  9 x 9   0.202 (0.204)        12 x 12 0.345 (0.367)
+///                      16 x 16 0.599 (0.608; cuBLAS 2.57)    20 x 20 1.37 (1.61)
+///                      24 x 24 1.97  (2.30)         32 x 32 3.92 (4.55; cuBLAS 21.2)
+///                      32 x 16 1.57  (1.62)         31 x 29 3.59 (4.09)
+///     double           9 x 9   0.143 (0.145)        16 x 16 0.400 (0.402)
+///                      20 x 20 0.841 (0.850)        32 x 32 2.14 (2.30)
+///     complex<float>   9 x 9   0.143 (0.146)        16 x 16 0.395 (0.398)
+///                      20 x 20 0.866 (0.956)        32 x 32 2.17 (2.62)
+///     float            9 x 9   0.103 (0.105)        16 x 16 0.258 (0.312)
+///                      20 x 20 0.585 (0.594)        32 x 32 1.47 (1.54)
 ///
-/// Which kernel (the faster measured; re-checked with the fast make in
-/// session 28, unchanged): up to 16 columns, qr_warp2 W = 8 up to 12 rows
-/// (float: 16), else qr_warp W = 16; more than 16 columns, qr_warp2 W = 16
-/// below 24 rows (complex<double>), 28 (complex<float>), 30 (float) or
-/// always (double), else qr_warp W = 32. One rotation at a time
-/// (U = 1) except qr_warp W = 32 (two below 28 rows and for float, else
-/// four). What bounds qr_warp (ncu, complex<double> 32 x 32, U = 4): 28 600
-/// instructions per matrix, 11 warps per SM (shared memory), one
-/// instruction issued per 5.3 cycles per warp; the makes alone take 2.4 ms,
-/// the applies alone 4.0 (a lane applies only the rotations of columns left
-/// of its own, so about a third of the apply slots idle). Halving the makes
-/// per matrix (qr_warp2) did not make up for the longer apply chain per lane
-/// at 16 and 32 rows in complex<double> (0.78 / 6.32 against 0.71 / 5.28).
+/// Which kernel (the fastest measured, qn2.cu): up to 16 columns, qr_warp2
+/// W = 8 up to 14 rows (complex<float> and double: 12; U = 2 for complex
+/// types, 1 for real), else qr_warp W = 16, U = 2; more than 16 columns,
+/// qr_warp W = 32, U = 2 from 26 rows with more than 20 columns
+/// (complex<double>; float: 26 rows, more than 24 columns; double and
+/// complex<float>: 32 rows, 30 columns), else qr_warp2 W = 16 with U = 4
+/// from 26 rows, 2 below. What bounded qr_warp before the straight batches
+/// (ncu, complex<double> 32 x 32, session 28): 24 700 instructions per
+/// matrix, 12 warps per SM (shared memory), 53 % of issue slots busy, one
+/// instruction issued per 5.6 cycles per warp; about 70 % of the
+/// instructions were applies.
 ///
 /// Template parameters: T the scalar type, W the lanes per matrix, U the
 /// rotations applied per batch of loads, Loc the batch layout (strided_loc
@@ -105,6 +114,78 @@ __device__ __forceinline__ void qr_warp_make(T* col, int i, real_type_t<T>* cc, 
   col[i] = y;
   *cc = g.c;
   *cs = g.s;
+}
+
+/// Rotations j0 .. j0 + V - 1 of a stage applied to a lane's column: p
+/// points at row m - 1 - st + 2 j0 of it, cb / sb at slot j0 of the stage's
+/// cache; all V are in the stage (the same on every lane of the warp).
+/// Rotation j0 + u is the lane's own when u <= mine: only those are loaded
+/// and stored, the others computed on the previous values of x and y, so
+/// that a batch is one straight run of code on every lane.
+template <int V, class T, class R, int U>
+__device__ __forceinline__ void qr_warp_apply_batch(T* p, const R* cb, const T* sb, int mine, T (&x)[U], T (&y)[U]) {
+  static_assert(V <= U);
+  T s[V];
+  R c[V];
+#pragma unroll
+  for (int u = 0; u < V; ++u) {
+    c[u] = cb[u];
+    s[u] = sb[u];
+    if (u <= mine) {
+      x[u] = p[2 * u - 1];
+      y[u] = p[2 * u];
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < V; ++u) givens_apply(givens<T>{c[u], s[u]}, x[u], y[u], false);
+#pragma unroll
+  for (int u = 0; u < V; ++u)
+    if (u <= mine) {
+      p[2 * u - 1] = x[u];
+      p[2 * u] = y[u];
+    }
+}
+
+/// qr_warp_apply_batch for a lane's two columns (qr_warp2_kernel): each
+/// rotation read once for both; column a's rotation u is the lane's own when
+/// u <= mina, column b's when u <= minb; anyb false (n <= W, the same on
+/// every lane): no lane has a column b, and its code is skipped.
+template <int V, class T, class R, int U>
+__device__ __forceinline__ void qr_warp2_apply_batch(T* pa, T* pb, const R* cb, const T* sb, int mina, int minb,
+                                                     bool anyb, T (&xa)[U], T (&ya)[U], T (&xb)[U], T (&yb)[U]) {
+  static_assert(V <= U);
+  T s[V];
+  R c[V];
+#pragma unroll
+  for (int u = 0; u < V; ++u) {
+    c[u] = cb[u];
+    s[u] = sb[u];
+    if (anyb && u <= minb) {
+      xb[u] = pb[2 * u - 1];
+      yb[u] = pb[2 * u];
+    }
+    if (u <= mina) {
+      xa[u] = pa[2 * u - 1];
+      ya[u] = pa[2 * u];
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < V; ++u) {
+    const givens<T> g{c[u], s[u]};
+    if (anyb) givens_apply(g, xb[u], yb[u], false);  // uniform: no lane has a column b when n <= W
+    givens_apply(g, xa[u], ya[u], false);
+  }
+#pragma unroll
+  for (int u = 0; u < V; ++u) {
+    if (anyb && u <= minb) {
+      pb[2 * u - 1] = xb[u];
+      pb[2 * u] = yb[u];
+    }
+    if (u <= mina) {
+      pa[2 * u - 1] = xa[u];
+      pa[2 * u] = ya[u];
+    }
+  }
 }
 
 /// Two columns per lane: W lanes per matrix (32 / W matrices per warp), lane
@@ -152,8 +233,11 @@ __global__ void __launch_bounds__(32)
   const int jm = int(qr_jmax(m, n));
   const int ns = int(qr_stages(m, n));
   const bool hasa = l < n, hasb = l + W < n;
-  T* const cola = A + l * LD;
+  T* const cola = A + l * LD;  // dereferenced only when hasa
   T* const colb = A + (l + W) * LD;
+  T xa[U], ya[U], xb[U], yb[U];  // defined values for predicated-off loads
+#pragma unroll
+  for (int u = 0; u < U; ++u) xa[u] = ya[u] = xb[u] = yb[u] = T(0);
 #pragma unroll 1
   for (int st = 0; st < ns; ++st) {
     const int lo = st - (m - 2) > 0 ? st - (m - 2) : 0;  // active columns lo..hi (qr_stage_cols)
@@ -162,47 +246,22 @@ __global__ void __launch_bounds__(32)
     const int jk = (l >= lo && l <= hi) ? l : (l + W >= lo && l + W <= hi) ? l + W : -1;
     if (jk >= 0) qr_warp_make(A + jk * LD, m - 1 - st + 2 * jk, cc + par + jk, cs + par + jk);
     __syncwarp();
-    // rotations of columns j < l (column a) and j < l + W (column b)
-    const int ta = hi < l - 1 ? hi : l - 1;
-    const int tb = hi < l + W - 1 ? hi : l + W - 1;
-    const int top = hasb ? tb : hasa ? ta : lo - 1;
+    // Rotations of columns j < l (column a) and j < l + W (column b), in
+    // batches that run to the warp's last rotation (tw) on every lane, as
+    // in qr_warp_kernel.
+    const int ta = hasa ? (hi < l - 1 ? hi : l - 1) : lo - 1;
+    const int tb = hasb ? (hi < l + W - 1 ? hi : l + W - 1) : lo - 1;
+    const int tw = hi < n - 2 ? hi : n - 2;
+    int j0 = lo;
 #pragma unroll 1
-    for (int j0 = lo; j0 <= top; j0 += U) {
-      T xa[U], ya[U], xb[U], yb[U], s[U];
-      R c[U];
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int j = j0 + u, i = m - 1 - st + 2 * j;
-        if (j <= top) {
-          c[u] = cc[par + j];
-          s[u] = cs[par + j];
-          if (hasb) {
-            xb[u] = colb[i - 1];
-            yb[u] = colb[i];
-          }
-          if (j <= ta) {
-            xa[u] = cola[i - 1];
-            ya[u] = cola[i];
-          }
-        }
-      }
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int j = j0 + u, i = m - 1 - st + 2 * j;
-        if (j <= top) {
-          const givens<T> gr{c[u], s[u]};
-          if (hasb) {
-            givens_apply(gr, xb[u], yb[u], false);
-            colb[i - 1] = xb[u];
-            colb[i] = yb[u];
-          }
-          if (j <= ta) {
-            givens_apply(gr, xa[u], ya[u], false);
-            cola[i - 1] = xa[u];
-            cola[i] = ya[u];
-          }
-        }
-      }
+    for (; j0 + U - 1 <= tw; j0 += U)
+      qr_warp2_apply_batch<U>(cola + (m - 1 - st + 2 * j0), colb + (m - 1 - st + 2 * j0), cc + par + j0,
+                              cs + par + j0, ta - j0, tb - j0, n > W, xa, ya, xb, yb);
+    if constexpr (U >= 2) {
+#pragma unroll 1
+      for (; j0 <= tw; ++j0)
+        qr_warp2_apply_batch<1>(cola + (m - 1 - st + 2 * j0), colb + (m - 1 - st + 2 * j0), cc + par + j0,
+                                cs + par + j0, ta - j0, tb - j0, n > W, xa, ya, xb, yb);
     }
   }
   __syncwarp();
@@ -275,7 +334,13 @@ __global__ void __launch_bounds__(32)
 
   const int jm = int(qr_jmax(m, n));
   const int ns = int(qr_stages(m, n));
-  T* const col = A + l * LD;
+  const int nw = n < W ? n : W;  // columns of the matrix on lanes
+  T* const col = A + (l < n ? l : 0) * LD;
+  // Defined values for the lanes whose loads of a batch are predicated off
+  // (they compute on these and store nothing).
+  T x[U], y[U];
+#pragma unroll
+  for (int u = 0; u < U; ++u) x[u] = y[u] = T(0);
 #pragma unroll 1
   for (int st = 0; st < ns; ++st) {
     const int lo = st - (m - 2) > 0 ? st - (m - 2) : 0;  // active columns lo..hi (qr_stage_cols)
@@ -283,32 +348,25 @@ __global__ void __launch_bounds__(32)
     const int par = (st & 1) * W;
     if (l >= lo && l <= hi) qr_warp_make(col, m - 1 - st + 2 * l, cc + par + l, cs + par + l);
     __syncwarp();
-    const int top = hi < l - 1 ? hi : l - 1;  // rotations of columns j < l
-    if (l < n) {
+    // Rotations of columns j < l. The batch loop runs to the warp's last
+    // rotation (tw, the same on every lane) so that it never diverges; a
+    // lane past its own last one (top) still computes on what it loaded and
+    // only its loads and stores are predicated off.
+    const int top = l < n ? (hi < l - 1 ? hi : l - 1) : lo - 1;
+    const int tw = hi < nw - 2 ? hi : nw - 2;
+    int j0 = lo;
 #pragma unroll 1
-      for (int j0 = lo; j0 <= top; j0 += U) {
-        T x[U], y[U], s[U];
-        R c[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-          const int i = m - 1 - st + 2 * (j0 + u);
-          if (j0 + u <= top) {
-            x[u] = col[i - 1];
-            y[u] = col[i];
-            c[u] = cc[par + j0 + u];
-            s[u] = cs[par + j0 + u];
-          }
-        }
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-          const int i = m - 1 - st + 2 * (j0 + u);
-          if (j0 + u <= top) {
-            givens_apply(givens<T>{c[u], s[u]}, x[u], y[u], false);
-            col[i - 1] = x[u];
-            col[i] = y[u];
-          }
-        }
-      }
+    for (; j0 + U - 1 <= tw; j0 += U)
+      qr_warp_apply_batch<U>(col + (m - 1 - st + 2 * j0), cc + par + j0, cs + par + j0, top - j0, x, y);
+    // The stage's last tw - j0 + 1 < U rotations (the same count on every lane).
+    if constexpr (U >= 4) {
+      if (tw - j0 == 2) qr_warp_apply_batch<3>(col + (m - 1 - st + 2 * j0), cc + par + j0, cs + par + j0, top - j0, x, y);
+    }
+    if constexpr (U >= 3) {
+      if (tw - j0 == 1) qr_warp_apply_batch<2>(col + (m - 1 - st + 2 * j0), cc + par + j0, cs + par + j0, top - j0, x, y);
+    }
+    if constexpr (U >= 2) {
+      if (tw - j0 == 0) qr_warp_apply_batch<1>(col + (m - 1 - st + 2 * j0), cc + par + j0, cs + par + j0, top - j0, x, y);
     }
   }
   __syncwarp();
@@ -351,7 +409,6 @@ template <class T, class Loc>
 inline bool qr_warp_factor(const backend::cuda& b, const Loc& loc, index_t m, index_t n, index_t lda,
                            index_t count, const char* name) {
   if (m > qr_warp_max_m || count <= 0 || n <= 0) return false;
-  constexpr bool single = sizeof(real_type_t<T>) == 4;
   if (m < qr_warp_min_m) {
     // complex<double> with 6..8 rows: two columns per lane beat the register
     // path (H100: 8 x 8 0.156 against 0.179 ms, 6 x 6 0.079 against 0.088,
@@ -367,20 +424,25 @@ inline bool qr_warp_factor(const backend::cuda& b, const Loc& loc, index_t m, in
     return false;
   }
   emgpu::detail::device_guard guard(b.device);
+  constexpr bool real = !is_complex_v<T>;
   if (n <= 16) {
-    // float: four matrices per warp up to 16 rows; the others up to 12
-    if (m <= ((single && !is_complex_v<T>) ? 16 : 12)) qr_warp2_launch<T, 8, 1>(b, loc, m, n, lda, count, name);
-    else qr_warp_launch<T, 16, 1>(b, loc, m, n, lda, count, name);
+    // four matrices per warp up to 14 rows (complex<float>, double: 12), else two
+    constexpr index_t four_to = (std::is_same_v<T, complex<double>> || std::is_same_v<T, float>) ? 14 : 12;
+    if (m <= four_to) {
+      if constexpr (real) qr_warp2_launch<T, 8, 1>(b, loc, m, n, lda, count, name);
+      else qr_warp2_launch<T, 8, 2>(b, loc, m, n, lda, count, name);
+    } else {
+      qr_warp_launch<T, 16, 2>(b, loc, m, n, lda, count, name);
+    }
     return true;
   }
-  // One column per lane (32 lanes) from this many rows, two below.
-  constexpr index_t one_col_from = std::is_same_v<T, complex<double>> ? 24
-                                   : std::is_same_v<T, complex<float>> ? 28
-                                   : std::is_same_v<T, float>          ? 30
-                                                                        : 33;  // double: never
-  if (m < one_col_from) qr_warp2_launch<T, 16, 1>(b, loc, m, n, lda, count, name);
-  else if (std::is_same_v<T, float> || m < 28) qr_warp_launch<T, 32, 2>(b, loc, m, n, lda, count, name);
-  else qr_warp_launch<T, 32, 4>(b, loc, m, n, lda, count, name);
+  // One column per lane (32 lanes) from this many rows and more than this
+  // many columns; else two columns per lane (16 lanes).
+  constexpr index_t one_col_m = std::is_same_v<T, complex<double>> ? 26 : std::is_same_v<T, float> ? 26 : 32;
+  constexpr index_t one_col_n = std::is_same_v<T, complex<double>> ? 20 : std::is_same_v<T, float> ? 24 : 29;
+  if (m >= one_col_m && n > one_col_n) qr_warp_launch<T, 32, 2>(b, loc, m, n, lda, count, name);
+  else if (m >= 26) qr_warp2_launch<T, 16, 4>(b, loc, m, n, lda, count, name);
+  else qr_warp2_launch<T, 16, 2>(b, loc, m, n, lda, count, name);
   return true;
 }
 

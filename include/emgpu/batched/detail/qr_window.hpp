@@ -109,6 +109,46 @@ __device__ __forceinline__ givens<T> qr_win_make(T* cj, int i) {
   return g;
 }
 
+/// A thread's NI items q, q + dq, ... of a stage's applies on its window
+/// column l: item q applies the stage's rotation q (made in column j0 + q,
+/// at rows i0 + 2q - 1 and i0 + 2q; col points at row i0 of column l) when
+/// q < na, the column is in the window (on), it lies right of column j0 + q
+/// (d = c0 + l - j0 - q = d0 - q > 0) and, in the look-ahead kernel, the
+/// item is not the one the maker of column l applies itself (d = 1 and
+/// made). All NI are loaded before any arithmetic and stored after it; an
+/// item that is off computes on the previous x, y with its loads and stores
+/// predicated off. Why: one straight run of code per thread instead of a
+/// branch per item and, since the compiler could not tell the window from
+/// the rotation cache, the rotation read again after each store (session 29).
+template <int NI, class T>
+__device__ __forceinline__ void qr_win_apply_items(T* col, const givens<T>* cur, int q, int dq, int na, int d0,
+                                                   bool on, bool made, T (&x)[NI], T (&y)[NI]) {
+  givens<T> g[NI];
+  bool p[NI];
+  T* c[NI];
+#pragma unroll
+  for (int k = 0; k < NI; ++k) {
+    const int qk = q + k * dq;
+    const int qc = qk < na ? qk : na - 1;  // a rotation of this stage
+    const int d = d0 - qk;
+    g[k] = cur[qc];
+    p[k] = (qk < na) & on & (d > 0) & !((d == 1) & made);
+    c[k] = col + 2 * qc;
+    if (p[k]) {
+      x[k] = c[k][-1];
+      y[k] = c[k][0];
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < NI; ++k) givens_apply(g[k], x[k], y[k], false);
+#pragma unroll
+  for (int k = 0; k < NI; ++k)
+    if (p[k]) {
+      c[k][-1] = x[k];
+      c[k][0] = y[k];
+    }
+}
+
 template <class T, int NW, int TPB, class Loc>
 __global__ void __launch_bounds__(TPB) qr_win_kernel(Loc loc, int m, int n, index_t lda) {
   static_assert(TPB >= qr_win_max_rot);
@@ -144,6 +184,7 @@ __global__ void __launch_bounds__(TPB) qr_win_kernel(Loc loc, int m, int n, inde
     T znext = prefetch(0);
     qr_win_copy<true, TPB>(w, ldw, a, lda, c0, nw, m);
     __syncthreads();
+    T x[2] = {T(0), T(0)}, y[2] = {T(0), T(0)};  // defined values for items that are off
 
 #pragma unroll 1
     for (int st = 0; st < ns; ++st) {
@@ -160,15 +201,15 @@ __global__ void __launch_bounds__(TPB) qr_win_kernel(Loc loc, int m, int n, inde
       __syncthreads();
       // (rotation q, window column l) items, l fastest: each applies to
       // the columns right of its rotation's own.
-#pragma unroll 2
-      for (int e = tid; e < na * NW; e += TPB) {
-        const int q = e / NW, l = e % NW;
-        const int jq = j0 + q;
-        if (l < nw && c0 + l > jq) {
-          const int iq = m - 1 - (st - 2 * jq);
-          T* cl = w + l * ldw;
-          givens_apply(cache[q], cl[iq - 1], cl[iq], false);
-        }
+      {
+        // items (rotation q, window column l): a thread keeps its l, TPB / NW rotations apart
+        static_assert(TPB % NW == 0);
+        constexpr int dq = TPB / NW;
+        const int l = tid % NW;
+        T* const col = w + l * ldw + (m - 1 - (st - 2 * j0));
+#pragma unroll 1
+        for (int q = tid / NW; q < na; q += 2 * dq)
+          qr_win_apply_items<2>(col, cache, q, dq, na, c0 + l - j0, l < nw, false, x, y);
       }
       __syncthreads();
     }
@@ -278,6 +319,7 @@ __global__ void __launch_bounds__(TPB) qr_wla_kernel(Loc loc, int m, int n, inde
     make(0, zc);
     zc = zn;
     __syncthreads();
+    T x[2] = {T(0), T(0)}, y[2] = {T(0), T(0)};  // defined values for items that are off
 
 #pragma unroll 1
     for (int st = 0; st < ns; ++st) {
@@ -290,17 +332,19 @@ __global__ void __launch_bounds__(TPB) qr_wla_kernel(Loc loc, int m, int n, inde
       if (j0 <= j1) {
         const int na = j1 - j0 + 1;
         const givens<T>* cur = cache + (st & 1) * qr_win_max_rot;
-        // (rotation q, window column l) items, l fastest, on the appliers.
-#pragma unroll 2
-        for (int e = tid - GT; e >= 0 && e < na * NW; e += TPB - GT) {
-          const int q = e / NW, l = e % NW;
-          const int jq = j0 + q, jl = c0 + l;
-          const bool made = jl == jq + 1 && jl >= k0 && jl <= k1 && st + 1 < ns;  // by column jl's maker
-          if (l < nw && jl > jq && !made) {
-            const int iq = m - 1 - (st - 2 * jq);
-            T* cl = w + l * ldw;
-            givens_apply(cur[q], cl[iq - 1], cl[iq], false);
-          }
+        // (rotation q, window column l) items on the appliers: a thread
+        // keeps its l, (TPB - GT) / NW rotations apart. Window columns
+        // k0 .. k1 make a rotation at stage st + 1, and their makers apply
+        // stage st's rotation of the column left of theirs (made).
+        static_assert((TPB - GT) % NW == 0);
+        constexpr int dq = (TPB - GT) / NW;
+        if (tid >= GT) {
+          const int l = (tid - GT) % NW, jl = c0 + l;
+          const bool made = st + 1 < ns && jl >= k0 && jl <= k1;
+          T* const col = w + l * ldw + (m - 1 - (st - 2 * j0));
+#pragma unroll 1
+          for (int q = (tid - GT) / NW; q < na; q += 2 * dq)
+            qr_win_apply_items<2>(col, cur, q, dq, na, jl - j0, l < nw, made, x, y);
         }
       }
       __syncthreads();
@@ -326,26 +370,28 @@ inline bool qr_wla_launch(const backend::cuda& b, Loc loc, index_t m, index_t n,
 
 /// Where qr_factor takes the windowed kernels: complex<double> (the
 /// measured type), 64..128 rows, more than 32 columns. H100, square, ms
-/// (session 19, scratch harness): qr_win_kernel with 128 threads below 72
-/// rows (n = 65: 6.92 against 7.23 for qr_wla_kernel, 10 000 matrices);
-/// qr_wla_kernel with two maker warps from 72, 192 threads up to 96 rows
-/// (n = 72 / 80 / 96: 8.38 / 9.81 / 6.46 against 8.88 / 10.28 / 6.91 for
-/// qr_win_kernel) and 256 above (n = 112 / 128: 11.43 / 14.06 against
-/// 13.76 / 16.51, 5 000 matrices).
-/// double and complex<float> take qr_win_kernel (256 threads) only where
+/// (session 29, scratch harness .gpu/qn3.cu, qn4.cu; 20 000 matrices up to
+/// 64 rows, else 5 000): qr_win_kernel with 128 threads below 88 rows (n =
+/// 64 / 72 / 80: 6.69 / 3.34 / 3.86 against 7.92 / 3.44 / 3.95 for
+/// qr_wla_kernel with 192 threads; a 64-column window, one pass at 64 rows:
+/// 7.24 / 4.13 with 128 threads, 7.11 / 4.62 look-ahead), the look-ahead
+/// kernel with two maker warps and 192 threads from 88 (n = 88 / 96 / 100
+/// / 128: 4.52 / 5.16 / 7.41 / 11.78 against 4.93 / 5.65 / 8.18 / 13.57
+/// for qr_win_kernel and, at 128, 12.10 with 256 threads).
+/// double and complex<float> take qr_win_kernel (128 threads) only where
 /// the team path's block leaves room for one per SM (from 120 x 120 on
-/// Hopper): n = 128 9.11 ms against 14.45 (double) and 8.90 against 13.87
-/// (complex<float>), n = 120 8.47 against 12.91 and 8.22 against 12.35, while at
-/// n = 112 (two blocks per SM) the team path stays faster (6.77 against
-/// 6.96, 6.62 against 7.23); the look-ahead kernel did not help them, nor
-/// any windowed kernel float.
+/// Hopper): n = 128 6.69 / 6.83 ms (256 threads 7.57 / 7.39; team path
+/// 14.45 / 13.87 in session 19), n = 120 5.83 / 6.00. At n = 112 (two team
+/// blocks per SM) the team path was faster in session 19 (6.77 against
+/// 6.96, 6.62 against 7.23, before session 29's apply); the look-ahead
+/// kernel did not help them, nor any windowed kernel float.
 template <class T>
 inline constexpr bool qr_win_type = std::is_same_v<T, complex<double>>;
 template <class T>
 inline constexpr bool qr_win_type8 = std::is_same_v<T, double> || std::is_same_v<T, complex<float>>;
 constexpr index_t qr_win_min_m = 64;
 constexpr index_t qr_win_min_n = 33;
-constexpr index_t qr_wla_min_m = 72;
+constexpr index_t qr_wla_min_m = 88;
 
 /// @brief qr_factor through the windowed kernels where they apply (the
 ///        types and sizes above, a window that fits the device's shared
@@ -361,10 +407,7 @@ inline bool qr_win_factor(const backend::cuda& b, Loc loc, index_t m, index_t n,
     if (m < qr_wla_min_m)
       return qr_win_launch<T, 32, 128>(b, loc, m, n, lda, count, name) ||
              qr_win_launch<T, 16, 128>(b, loc, m, n, lda, count, name);
-    if (m <= 96)
-      return qr_wla_launch<T, 32, 192, 2>(b, loc, m, n, lda, count, name) ||
-             qr_win_launch<T, 16, 128>(b, loc, m, n, lda, count, name);
-    return qr_wla_launch<T, 32, 256, 2>(b, loc, m, n, lda, count, name) ||
+    return qr_wla_launch<T, 32, 192, 2>(b, loc, m, n, lda, count, name) ||
            qr_win_launch<T, 16, 128>(b, loc, m, n, lda, count, name);
   } else if constexpr (qr_win_type8<T>) {
     // The team path's block: the staged matrix, the rotation cache and the
@@ -373,7 +416,7 @@ inline bool qr_win_factor(const backend::cuda& b, Loc loc, index_t m, index_t n,
     const std::size_t team = std::size_t(padded_ld<T>(m)) * std::size_t(n) * sizeof(T) + qr_cache_bytes<T>(n) + 1024;
     emgpu::detail::device_guard guard(b.device);
     if (2 * team <= std::size_t(smem_optin(b.device)) + 1024) return false;  // two team blocks per SM
-    return qr_win_launch<T, 32, 256>(b, loc, m, n, lda, count, name) ||
+    return qr_win_launch<T, 32, 128>(b, loc, m, n, lda, count, name) ||
            qr_win_launch<T, 16, 128>(b, loc, m, n, lda, count, name);
   } else {
     return false;
