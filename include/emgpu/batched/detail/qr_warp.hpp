@@ -38,10 +38,10 @@
 /// of code. Session 28's batches branched per rotation and lane (the
 /// compiler also copied every result between registers); the straight
 /// batches cut the instructions of a 32 x 32 complex<double> apply batch of
-/// four from 119 to 86 and made the kernels 1.0-1.45x faster (H100,
-/// session 29, .gpu/qn.cu, qn2.cu; bit-for-bit equal results for U >= 2;
-/// for U = 1 nvcc contracts one FMA of the apply the other way round, so
-/// those agree to rounding). At most 36.9 KB of shared memory per block (two
+/// four from 119 to 86; with the dispatch below, 1.00-1.39x faster than
+/// session 28's kernels shape by shape (H100, session 29, .gpu/qn.cu,
+/// qn2.cu; bit-for-bit equal results for U >= 2; for U = 1 nvcc contracts
+/// one FMA of the apply the other way round, so those agree to rounding). At most 36.9 KB of shared memory per block (two
 /// complex<double> 32 x 32 matrices), under the 48 KB any GPU gives without
 /// an opt-in.
 ///
