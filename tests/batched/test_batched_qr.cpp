@@ -617,9 +617,10 @@ TEST_CASE("batched QR: CUDA warp path at compute-sanitizer sizes", "[batched][qr
   check_fast_vs_generic<complex<double>>(13, 12, 3, true, 9551);
 }
 
-// complex<double> with 64..128 rows and more than 32 columns: the windowed
-// kernels (detail/qr_window.hpp; qr_win_kernel below 88 rows, the look-ahead
-// qr_wla_kernel with 192 threads from 88)
+// complex<double> with 64..128 rows, or 40..63 rows with a last 32-column
+// window of 16 columns or more: the windowed kernels (detail/qr_window.hpp;
+// one 16-column window up to 16 columns, else qr_win_kernel below 88 rows,
+// the look-ahead qr_wla_kernel with 192 threads from 88)
 // against the team path, as the register path above: every width of the
 // last 32-column window, rectangular shapes, both layouts; under a 48 KB
 // cap they take 16-column windows. double and complex<float> take
@@ -636,14 +637,24 @@ TEST_CASE("batched QR: CUDA windowed path vs generic path", "[batched][qr]") {
                                                                {100, 77},
                                                                {127, 127},
                                                                {128, 128},
-                                                               {128, 40}})
+                                                               {128, 40},
+                                                               {40, 20},
+                                                               {48, 48},
+                                                               {56, 56},
+                                                               {63, 32},
+                                                               {64, 16},
+                                                               {100, 9},
+                                                               {128, 32}})
     check_fast_vs_generic<complex<double>>(m, n, 37, m % 2 == 0, 9700 + std::uint64_t(m + n));
-  // double and complex<float> where the team path fits one matrix per SM
-  // (120 x 120 and up on Hopper); 112 x 112 stays on the team path.
+  // double and complex<float> from 64 columns, and where the team path
+  // fits one matrix per SM (120 x 120 and up on Hopper); 112 x 40 stays on
+  // the team path.
   check_fast_vs_generic<double>(128, 128, 37, true, 9750);
   check_fast_vs_generic<double>(120, 120, 37, false, 9751);
   check_fast_vs_generic<double>(112, 112, 11, false, 9752);
+  check_fast_vs_generic<double>(112, 40, 11, true, 9755);
   check_fast_vs_generic<complex<float>>(128, 120, 37, true, 9753);
+  check_fast_vs_generic<complex<float>>(70, 64, 37, false, 9754);
   const batched::detail::smem_cap_scope scope(std::size_t(48) << 10);
   check_fast_vs_generic<complex<double>>(128, 128, 11, false, 9800);
   check_fast_vs_generic<double>(128, 100, 11, false, 9801);
@@ -654,6 +665,9 @@ TEST_CASE("batched QR: CUDA windowed path at compute-sanitizer sizes", "[batched
   check_fast_vs_generic<complex<double>>(128, 100, 2, true, 9901);
   check_fast_vs_generic<complex<double>>(90, 50, 2, false, 9903);
   check_fast_vs_generic<double>(128, 120, 2, false, 9904);
+  check_fast_vs_generic<complex<double>>(48, 16, 2, true, 9905);
+  check_fast_vs_generic<complex<double>>(44, 20, 2, false, 9906);
+  check_fast_vs_generic<double>(72, 64, 2, false, 9907);
   const batched::detail::smem_cap_scope scope(std::size_t(48) << 10);
   check_fast_vs_generic<complex<double>>(96, 80, 2, false, 9902);
 }

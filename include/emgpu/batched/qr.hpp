@@ -43,7 +43,7 @@ void qr_factor(const Backend& b, strided_batch_view<T> a) {
     if (a.rows <= detail::qr_regs_limit<T>())  // up to 8 rows (complex<double>: 5): register-resident fast path
       return detail::qr_factor_regs<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.cols,
                                        a.ld, a.count, "emgpu::batched::qr_factor");
-    // 64..128 rows: a window of columns in shared memory (detail/qr_window.hpp)
+    // 40..128 rows (double, complex<float>: 64..128): a window of columns in shared memory (detail/qr_window.hpp)
     if (detail::qr_win_factor<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.cols, a.ld, a.count,
                                  "emgpu::batched::qr_factor"))
       return;

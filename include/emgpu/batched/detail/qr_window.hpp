@@ -1,5 +1,5 @@
 /// @file
-/// @brief CUDA batched Givens QR for 64 <= m <= 128 rows with only a window
+/// @brief CUDA batched Givens QR for 40 <= m <= 128 rows with only a window
 ///        of NW columns in shared memory (left-looking), several matrices
 ///        per SM: qr_win_kernel, and qr_wla_kernel, which makes the next
 ///        stage's rotations while the current one is applied.
@@ -369,7 +369,9 @@ inline bool qr_wla_launch(const backend::cuda& b, Loc loc, index_t m, index_t n,
 }
 
 /// Where qr_factor takes the windowed kernels: complex<double> (the
-/// measured type), 64..128 rows, more than 32 columns. H100, square, ms
+/// measured type) with 40..128 rows (qr_win_wanted_z below), double and
+/// complex<float> with 64..128 rows and 64 columns or more, or more than
+/// 32 where the team path fits one block per SM. H100, square, ms
 /// (session 29, scratch harness .gpu/qn3.cu, qn4.cu; 20 000 matrices up to
 /// 64 rows, else 5 000): qr_win_kernel with 128 threads below 88 rows (n =
 /// 64 / 72 / 80: 6.69 / 3.34 / 3.86 against 7.92 / 3.44 / 3.95 for
@@ -389,9 +391,21 @@ template <class T>
 inline constexpr bool qr_win_type = std::is_same_v<T, complex<double>>;
 template <class T>
 inline constexpr bool qr_win_type8 = std::is_same_v<T, double> || std::is_same_v<T, complex<float>>;
-constexpr index_t qr_win_min_m = 64;
-constexpr index_t qr_win_min_n = 33;
+constexpr index_t qr_win_min_m = 40;
 constexpr index_t qr_wla_min_m = 88;
+
+/// Whether complex<double> m x n takes the windowed kernels (session 29,
+/// H100, .gpu/qn6.cu against the team path): from 64 rows always; from 40
+/// rows when the last 32-column window holds 16 columns or more, one pass
+/// included (40 x 20 1.18 ms against 1.57 on the team path, 48 x 48 3.85
+/// against 4.34, 56 x 56 5.09 against 6.43, 63 x 32 2.69 against 3.67),
+/// while a thin last window replays every stage for a few columns (team
+/// path faster at 34 x 34 1.93 against 2.21, 40 x 40 2.51 against 2.83,
+/// 56 x 33 3.13 against 3.91).
+inline bool qr_win_wanted_z(index_t m, index_t n) {
+  if (m < qr_win_min_m || m > qr_win_max_m) return false;
+  return m >= 64 || (n - 1) % 32 + 1 >= 16;
+}
 
 /// @brief qr_factor through the windowed kernels where they apply (the
 ///        types and sizes above, a window that fits the device's shared
@@ -402,14 +416,25 @@ constexpr index_t qr_wla_min_m = 88;
 template <class T, class Loc>
 inline bool qr_win_factor(const backend::cuda& b, Loc loc, index_t m, index_t n, index_t lda, index_t count,
                           const char* name) {
-  if (m < qr_win_min_m || m > qr_win_max_m || n < qr_win_min_n) return false;
   if constexpr (qr_win_type<T>) {
+    if (!qr_win_wanted_z(m, n)) return false;
+    // up to 16 columns one 16-column window (64 x 16: 1.13 ms against 1.76
+    // for a 32-column one and 2.10 on the team path)
+    if (n <= 16)
+      return qr_win_launch<T, 16, 64>(b, loc, m, n, lda, count, name);
     if (m < qr_wla_min_m)
       return qr_win_launch<T, 32, 128>(b, loc, m, n, lda, count, name) ||
              qr_win_launch<T, 16, 128>(b, loc, m, n, lda, count, name);
     return qr_wla_launch<T, 32, 192, 2>(b, loc, m, n, lda, count, name) ||
            qr_win_launch<T, 16, 128>(b, loc, m, n, lda, count, name);
   } else if constexpr (qr_win_type8<T>) {
+    if (m < 64 || m > qr_win_max_m || n < 33) return false;
+    // 64 columns and more: faster than the team path since session 29's
+    // apply (H100: 100 x 100 4.18 / 4.45 ms against 5.57 / 5.38, double /
+    // complex<float>; 63 x 63 3.84 / 4.06 against 4.83 / 4.76).
+    if (n >= 64)
+      return qr_win_launch<T, 32, 128>(b, loc, m, n, lda, count, name) ||
+             qr_win_launch<T, 16, 128>(b, loc, m, n, lda, count, name);
     // The team path's block: the staged matrix, the rotation cache and the
     // 1 KB the driver reserves per block; an SM has 1 KB more than the
     // per-block limit (Hopper: 228 against 227 KB).
