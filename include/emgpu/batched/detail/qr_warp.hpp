@@ -41,9 +41,9 @@
 /// four from 119 to 86; with the dispatch below, 1.00-1.39x faster than
 /// session 28's kernels shape by shape (H100, session 29, .gpu/qn.cu,
 /// qn2.cu; bit-for-bit equal results for U >= 2; for U = 1 nvcc contracts
-/// one FMA of the apply the other way round, so those agree to rounding). At most 36.9 KB of shared memory per block (two
-/// complex<double> 32 x 32 matrices), under the 48 KB any GPU gives without
-/// an opt-in.
+/// one FMA of the apply the other way round, so those agree to rounding).
+/// At most 36.9 KB of shared memory per block (two complex<double> 32 x 32
+/// matrices), under the 48 KB any GPU gives without an opt-in.
 ///
 /// Measured (H100, 100 000 matrices, scratch harness .gpu/qn2.cu, ms, best
 /// variant = the one dispatched below; in parentheses session 28's kernels,
@@ -360,13 +360,16 @@ __global__ void __launch_bounds__(32)
       qr_warp_apply_batch<U>(col + (m - 1 - st + 2 * j0), cc + par + j0, cs + par + j0, top - j0, x, y);
     // The stage's last tw - j0 + 1 < U rotations (the same count on every lane).
     if constexpr (U >= 4) {
-      if (tw - j0 == 2) qr_warp_apply_batch<3>(col + (m - 1 - st + 2 * j0), cc + par + j0, cs + par + j0, top - j0, x, y);
+      if (tw - j0 == 2)
+        qr_warp_apply_batch<3>(col + (m - 1 - st + 2 * j0), cc + par + j0, cs + par + j0, top - j0, x, y);
     }
     if constexpr (U >= 3) {
-      if (tw - j0 == 1) qr_warp_apply_batch<2>(col + (m - 1 - st + 2 * j0), cc + par + j0, cs + par + j0, top - j0, x, y);
+      if (tw - j0 == 1)
+        qr_warp_apply_batch<2>(col + (m - 1 - st + 2 * j0), cc + par + j0, cs + par + j0, top - j0, x, y);
     }
     if constexpr (U >= 2) {
-      if (tw - j0 == 0) qr_warp_apply_batch<1>(col + (m - 1 - st + 2 * j0), cc + par + j0, cs + par + j0, top - j0, x, y);
+      if (tw - j0 == 0)
+        qr_warp_apply_batch<1>(col + (m - 1 - st + 2 * j0), cc + par + j0, cs + par + j0, top - j0, x, y);
     }
   }
   __syncwarp();
