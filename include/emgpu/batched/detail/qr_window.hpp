@@ -380,18 +380,20 @@ inline bool qr_wla_launch(const backend::cuda& b, Loc loc, index_t m, index_t n,
 /// kernel with two maker warps and 192 threads from 88 (n = 88 / 96 / 100
 /// / 128: 4.52 / 5.16 / 7.41 / 11.78 against 4.93 / 5.65 / 8.18 / 13.57
 /// for qr_win_kernel and, at 128, 12.10 with 256 threads).
-/// double and complex<float> take qr_win_kernel (128 threads) only where
-/// the team path's block leaves room for one per SM (from 120 x 120 on
+/// double and complex<float> take qr_win_kernel (128 threads) where the
+/// team path's block leaves room for only one per SM (from 120 x 120 on
 /// Hopper): n = 128 6.69 / 6.83 ms (256 threads 7.57 / 7.39; team path
-/// 14.45 / 13.87 in session 19), n = 120 5.83 / 6.00. At n = 112 (two team
-/// blocks per SM) the team path was faster in session 19 (6.77 against
-/// 6.96, 6.62 against 7.23, before session 29's apply); the look-ahead
-/// kernel did not help them, nor any windowed kernel float.
+/// 14.45 / 13.87 in session 19), n = 120 5.83 / 6.00; and since session 29
+/// from 64 rows and 64 columns (qr_win_factor), where the team path had
+/// still been faster at 112 x 112 in session 19 (6.77 against 6.96, 6.62
+/// against 7.23, before session 29's apply). The look-ahead kernel did not
+/// help them, nor any windowed kernel float.
 template <class T>
 inline constexpr bool qr_win_type = std::is_same_v<T, complex<double>>;
 template <class T>
 inline constexpr bool qr_win_type8 = std::is_same_v<T, double> || std::is_same_v<T, complex<float>>;
-constexpr index_t qr_win_min_m = 40;
+constexpr index_t qr_win_min_m = 40;   // complex<double>
+constexpr index_t qr_win_min_m8 = 64;  // double, complex<float>
 constexpr index_t qr_wla_min_m = 88;
 
 /// Whether complex<double> m x n takes the windowed kernels (session 29,
@@ -428,7 +430,7 @@ inline bool qr_win_factor(const backend::cuda& b, Loc loc, index_t m, index_t n,
     return qr_wla_launch<T, 32, 192, 2>(b, loc, m, n, lda, count, name) ||
            qr_win_launch<T, 16, 128>(b, loc, m, n, lda, count, name);
   } else if constexpr (qr_win_type8<T>) {
-    if (m < 64 || m > qr_win_max_m || n < 33) return false;
+    if (m < qr_win_min_m8 || m > qr_win_max_m || n < 33) return false;
     // 64 columns and more: faster than the team path since session 29's
     // apply (H100: 100 x 100 4.18 / 4.45 ms against 5.57 / 5.38, double /
     // complex<float>; 63 x 63 3.84 / 4.06 against 4.83 / 4.76).
