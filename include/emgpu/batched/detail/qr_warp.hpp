@@ -116,40 +116,15 @@ __device__ __forceinline__ void qr_warp_make(T* col, int i, real_type_t<T>* cc, 
   *cs = g.s;
 }
 
-/// Rotations j0 .. j0 + V - 1 of a stage applied to a lane's column: p
-/// points at row m - 1 - st + 2 j0 of it, cb / sb at slot j0 of the stage's
-/// cache; all V are in the stage (the same on every lane of the warp).
-/// Rotation j0 + u is the lane's own when u <= mine: only those are loaded
-/// and stored, the others computed on the previous values of x and y, so
-/// that a batch is one straight run of code on every lane.
-template <int V, class T, class R, int U>
-__device__ __forceinline__ void qr_warp_apply_batch(T* p, const R* cb, const T* sb, int mine, T (&x)[U], T (&y)[U]) {
-  static_assert(V <= U);
-  T s[V];
-  R c[V];
-#pragma unroll
-  for (int u = 0; u < V; ++u) {
-    c[u] = cb[u];
-    s[u] = sb[u];
-    if (u <= mine) {
-      x[u] = p[2 * u - 1];
-      y[u] = p[2 * u];
-    }
-  }
-#pragma unroll
-  for (int u = 0; u < V; ++u) givens_apply(givens<T>{c[u], s[u]}, x[u], y[u], false);
-#pragma unroll
-  for (int u = 0; u < V; ++u)
-    if (u <= mine) {
-      p[2 * u - 1] = x[u];
-      p[2 * u] = y[u];
-    }
-}
-
-/// qr_warp_apply_batch for a lane's two columns (qr_warp2_kernel): each
-/// rotation read once for both; column a's rotation u is the lane's own when
-/// u <= mina, column b's when u <= minb; anyb false (n <= W, the same on
-/// every lane): no lane has a column b, and its code is skipped.
+/// Rotations j0 .. j0 + V - 1 of a stage applied to a lane's columns a and
+/// b (qr_warp2_kernel; qr_warp_kernel has column a only): pa, pb point at
+/// row m - 1 - st + 2 j0 of them, cb / sb at slot j0 of the stage's cache;
+/// all V are in the stage (the same on every lane of the warp), each read
+/// once for both columns. Rotation j0 + u is the lane's own on column a
+/// when u <= mina, on column b when u <= minb: only those are loaded and
+/// stored, the others computed on the previous values of x and y, so that a
+/// batch is one straight run of code on every lane. anyb false (n <= W, the
+/// same on every lane): no lane has a column b, and its code is skipped.
 template <int V, class T, class R, int U>
 __device__ __forceinline__ void qr_warp2_apply_batch(T* pa, T* pb, const R* cb, const T* sb, int mina, int minb,
                                                      bool anyb, T (&xa)[U], T (&ya)[U], T (&xb)[U], T (&yb)[U]) {
@@ -186,6 +161,13 @@ __device__ __forceinline__ void qr_warp2_apply_batch(T* pa, T* pb, const R* cb, 
       pa[2 * u] = ya[u];
     }
   }
+}
+
+/// qr_warp2_apply_batch on one column (qr_warp_kernel): rotation j0 + u is
+/// the lane's own when u <= mine.
+template <int V, class T, class R, int U>
+__device__ __forceinline__ void qr_warp_apply_batch(T* p, const R* cb, const T* sb, int mine, T (&x)[U], T (&y)[U]) {
+  qr_warp2_apply_batch<V>(p, p, cb, sb, mine, -1, false, x, y, x, y);
 }
 
 /// Two columns per lane: W lanes per matrix (32 / W matrices per warp), lane
