@@ -431,18 +431,19 @@ inline bool qr_win_factor(const backend::cuda& b, Loc loc, index_t m, index_t n,
            qr_win_launch<T, 16, 128>(b, loc, m, n, lda, count, name);
   } else if constexpr (qr_win_type8<T>) {
     if (m < qr_win_min_m8 || m > qr_win_max_m || n < 33) return false;
-    // 64 columns and more: faster than the team path since session 29's
+    // From 64 columns always: faster than the team path since session 29's
     // apply (H100: 100 x 100 4.18 / 4.45 ms against 5.57 / 5.38, double /
-    // complex<float>; 63 x 63 3.84 / 4.06 against 4.83 / 4.76).
-    if (n >= 64)
-      return qr_win_launch<T, 32, 128>(b, loc, m, n, lda, count, name) ||
-             qr_win_launch<T, 16, 128>(b, loc, m, n, lda, count, name);
-    // The team path's block: the staged matrix, the rotation cache and the
-    // 1 KB the driver reserves per block; an SM has 1 KB more than the
-    // per-block limit (Hopper: 228 against 227 KB).
-    const std::size_t team = std::size_t(padded_ld<T>(m)) * std::size_t(n) * sizeof(T) + qr_cache_bytes<T>(n) + 1024;
-    emgpu::detail::device_guard guard(b.device);
-    if (2 * team <= std::size_t(smem_optin(b.device)) + 1024) return false;  // two team blocks per SM
+    // complex<float>; 63 x 63 3.84 / 4.06 against 4.83 / 4.76). Below, only
+    // where the team path's block (the staged matrix, the rotation cache
+    // and the 1 KB the driver reserves per block) leaves room for one per
+    // SM; an SM has 1 KB more than the per-block limit (Hopper: 228 against
+    // 227 KB).
+    if (n < 64) {
+      const std::size_t team =
+          std::size_t(padded_ld<T>(m)) * std::size_t(n) * sizeof(T) + qr_cache_bytes<T>(n) + 1024;
+      emgpu::detail::device_guard guard(b.device);
+      if (2 * team <= std::size_t(smem_optin(b.device)) + 1024) return false;  // two team blocks per SM
+    }
     return qr_win_launch<T, 32, 128>(b, loc, m, n, lda, count, name) ||
            qr_win_launch<T, 16, 128>(b, loc, m, n, lda, count, name);
   } else {
