@@ -261,19 +261,19 @@ void check_lsq(const B& b, index_t m, index_t n, index_t count, std::uint64_t se
 #if !defined(EMGPU_TEST_CUDA)
 /// @brief The CUDA register kernel's lane logic (detail/qr_regs.hpp) run on
 ///        the host: L lanes as a loop, a shuffle from lane g as reading lane
-///        g's encoded rotation, in the kernel's loop order. The host compiler
-///        contracts nothing, so the padded sweep must reproduce the serial
-///        (Sameh-Kuck) path bit for bit: this checks the register indexing,
-///        the cyclic column distribution, the padding and the loop bounds for
-///        1 <= n <= m <= 32 (complex<double> and float: between them every
-///        lane count the kernel uses).
-template <int N, class T>
+///        g's made pair, in the kernel's loop order. The host compiler
+///        contracts nothing, so the padded sweep must reproduce a plain
+///        column-by-column sweep with the same make (fast_sweep) bit for
+///        bit: this checks the register indexing, the cyclic column
+///        distribution, the padding and the loop bounds for 1 <= n <= m <= 8,
+///        every lane count 1..N for each padded size.
+template <int N, int L, class T>
 void regs_model(T* p, index_t m, index_t n, index_t ld) {
-  constexpr int L = batched::detail::qr_regs_lanes<N, T>(), C = N / L;
+  constexpr int C = N / L;
   struct regs {
     T a[C][N];
   };
-  std::vector<regs> lanes(L);  // on the heap: up to 16 KB
+  std::vector<regs> lanes(L);
   const auto lane = [&](int g) -> T(&)[C][N] { return lanes[std::size_t(g)].a; };
   const int off = N - int(m);
   for (int g = 0; g < L; ++g) batched::detail::qr_regs_load<N, C>(lane(g), p, ld, L, g, off, int(n));
@@ -284,32 +284,66 @@ void regs_model(T* p, index_t m, index_t n, index_t ld) {
       if (j > jm) break;
       for (int r = N - 1; r >= 1; --r) {
         if (r - off <= j) break;
-        const T z = batched::detail::qr_regs_make<N, C>(lane(g), c, r);
-        for (int lg = 0; lg < L; ++lg) batched::detail::qr_regs_apply<N, C>(lane(lg), c, r, lg, g, z);
+        std::vector<T> x(L), y(L);
+        std::vector<batched::detail::givens<T>> made;
+        for (int lg = 0; lg < L; ++lg) made.push_back(batched::detail::qr_regs_make<N, C>(lane(lg), c, r, x[lg], y[lg]));
+        for (int lg = 0; lg < L; ++lg)
+          batched::detail::qr_regs_apply<N, C>(lane(lg), c, r, lg, g, made[std::size_t(g)], x[lg], y[lg]);
       }
     }
   for (int g = 0; g < L; ++g) batched::detail::qr_regs_store<N, C>(lane(g), p, ld, L, g, off, int(n));
 }
 
+/// The register kernel's arithmetic without its lanes: column j = 0 .. jm,
+/// rows bottom-up, the warp kernels' make, the made pair applied right.
+template <class T>
+void fast_sweep(T* p, index_t m, index_t n, index_t ld) {
+  const index_t jm = batched::detail::qr_jmax(m, n);
+  for (index_t j = 0; j <= jm; ++j)
+    for (index_t i = m - 1; i > j; --i) {
+      T x = p[i - 1 + j * ld], y = p[i + j * ld];
+      const auto g = batched::detail::givens_make_fast_in_place(x, y);
+      p[i - 1 + j * ld] = x;
+      p[i + j * ld] = y;
+      for (index_t l = j + 1; l < n; ++l) {
+        T u = p[i - 1 + l * ld], v = p[i + l * ld];
+        batched::detail::givens_apply(g, u, v, false);
+        p[i - 1 + l * ld] = u;
+        p[i + l * ld] = v;
+      }
+    }
+}
+
+template <int N, class T>
+void regs_model_lanes(T* p, index_t m, index_t n, index_t ld, int L) {
+  if (L == 1) regs_model<N, 1>(p, m, n, ld);
+  else if (L == 2) regs_model<N, 2>(p, m, n, ld);
+  else if (L == 4 && N >= 4) regs_model<N, (N >= 4 ? 4 : 1)>(p, m, n, ld);
+  else if (L == 8 && N >= 8) regs_model<N, (N >= 8 ? 8 : 1)>(p, m, n, ld);
+}
+
 template <class T>
 void check_regs_model(index_t m, index_t n, std::uint64_t seed) {
-  INFO("register-kernel model, type " << type_name<T>() << ", m = " << m << ", n = " << n);
   std::mt19937_64 rng(seed);
   std::vector<kind> kinds;
   std::vector<index_t> zc;
   const index_t count = 3;  // random, ill-conditioned, singular
   const batch<T> a = make_batch<T>(m, n, count, rng, kinds, zc);
-  std::vector<T> ref = a.h, mod = a.h;
-  batched::qr_factor(backend::serial{}, a.view(ref.data()));
-  for (index_t k = 0; k < count; ++k) {
-    T* p = mod.data() + k * a.stride;
-    if (m <= 2) regs_model<2>(p, m, n, a.ld);
-    else if (m <= 4) regs_model<4>(p, m, n, a.ld);
-    else if (m <= 8) regs_model<8>(p, m, n, a.ld);
-    else if (m <= 16) regs_model<16>(p, m, n, a.ld);
-    else regs_model<32>(p, m, n, a.ld);
+  std::vector<T> ref = a.h;
+  for (index_t k = 0; k < count; ++k) fast_sweep(ref.data() + k * a.stride, m, n, a.ld);
+  const int N = batched::detail::qr_regs_size(m);
+  for (int L = 1; L <= N; L *= 2) {  // the dispatched count and every other one
+    INFO("register-kernel model, type " << type_name<T>() << ", m = " << m << ", n = " << n << ", L = " << L
+                                        << " (dispatched: " << batched::detail::qr_regs_lanes<T>(N, n) << ")");
+    std::vector<T> mod = a.h;
+    for (index_t k = 0; k < count; ++k) {
+      T* p = mod.data() + k * a.stride;
+      if (N == 2) regs_model_lanes<2>(p, m, n, a.ld, L);
+      else if (N == 4) regs_model_lanes<4>(p, m, n, a.ld, L);
+      else regs_model_lanes<8>(p, m, n, a.ld, L);
+    }
+    CHECK(mod == ref);
   }
-  CHECK(mod == ref);
 }
 #endif
 
@@ -318,9 +352,10 @@ void check_regs_model(index_t m, index_t n, std::uint64_t seed) {
 ///        generic team path (detail::launch with qr_factor_op, forced) on the
 ///        same batch, in both layouts.
 ///
-/// Both paths perform the same operations on every entry in the same order
-/// (detail/qr_regs.hpp), but nvcc may contract a*b + c into FMAs differently
-/// in the two kernels, so the packed factors agree only to rounding, which
+/// Both paths apply the same rotations to every entry in the same order
+/// (detail/qr_regs.hpp), but the register kernel makes them with the fast
+/// make and nvcc may contract a*b + c into FMAs differently in the two
+/// kernels, so the packed factors agree only to rounding, which
 /// the rotation angles amplify without bound on nearly dependent columns:
 /// they are compared through check_agreement (products, exact zero columns,
 /// the unique positive-diagonal factors where first-order theory holds), with
@@ -328,7 +363,7 @@ void check_regs_model(index_t m, index_t n, std::uint64_t seed) {
 /// The pointer-array and strided forms run the same kernel body on the same
 /// data, so they must agree bit for bit, as must a matrix factored in two
 /// batches (matrices are independent). The count (37) leaves a partial warp
-/// for N < 32 and a partial block for every N.
+/// and a partial block for every lane count.
 template <class T>
 void check_fast_vs_generic(index_t m, index_t n, index_t count, bool arrays, std::uint64_t seed) {
   INFO("fast vs generic, type " << type_name<T>() << ", m = " << m << ", n = " << n);
@@ -542,8 +577,9 @@ TEMPLATE_LIST_TEST_CASE("batched QR: argument errors throw invalid_argument", "[
 
 #if defined(EMGPU_TEST_CUDA)
 TEST_CASE("batched QR: CUDA register fast path vs generic path", "[batched][qr][sanitize]") {
-  // + 1: the first generic size of every type (the limit is 8 or 16 by type)
-  for (index_t m = 1; m <= batched::detail::qr_regs_max + 1; ++m) {
+  // 1..8 rows the register path (complex<double> 1..5), 6..16 the warp
+  // kernels, 17 their first two-column size above 16 columns
+  for (index_t m = 1; m <= 17; ++m) {
     const index_t count = 37;
     const std::uint64_t seed = 9000 + std::uint64_t(m);
     check_fast_vs_generic<complex<double>>(m, m, count, true, seed);
@@ -690,10 +726,13 @@ TEST_CASE("batched QR: CUDA paths under the shared memory of smaller GPUs", "[ba
 
 #if !defined(EMGPU_TEST_CUDA)
 TEST_CASE("batched QR: the CUDA register kernel's schedule, modelled on the host", "[batched][qr]") {
-  for (index_t m = 1; m <= 32; ++m)
-    for (index_t n = m; n >= 1; n -= (m > 8 ? 3 : 1)) {
-      check_regs_model<complex<double>>(m, n, 10000 + std::uint64_t(m * 64 + n));
-      check_regs_model<float>(m, n, 20000 + std::uint64_t(m * 64 + n));
+  for (index_t m = 1; m <= batched::detail::qr_regs_max; ++m)
+    for (index_t n = m; n >= 1; --n) {
+      const std::uint64_t seed = 10000 + std::uint64_t(m * 64 + n);
+      check_regs_model<complex<double>>(m, n, seed);
+      check_regs_model<double>(m, n, seed + 1);
+      check_regs_model<complex<float>>(m, n, seed + 2);
+      check_regs_model<float>(m, n, seed + 3);
     }
 }
 #endif

@@ -11,9 +11,9 @@
 /// the pair in a per-stage-parity cache, and after the one
 /// __syncwarp applies the stage's rotations of columns left of its own to
 /// its own columns only. A lane never touches another lane's column, so the
-/// cache is the only shared state: the maker of column j rewrites
-/// cache[st & 1][j] at stage st + 2, after every lane passed the __syncwarp
-/// of stage st + 1 and so finished its reads of stage st. Each column
+/// cache is the only shared state: a slot of parity st & 1 is rewritten at
+/// stage st + 2 at the earliest, after every lane passed the __syncwarp of
+/// stage st + 1 and so finished its reads of stage st. Each column
 /// receives the rotations of the team path in the same order (rotations of
 /// one stage touch disjoint rows), but the make is givens_make_fast_in_place:
 /// the made pair is applied and published, its code only stored, so no
@@ -95,12 +95,20 @@ namespace emgpu::batched::detail {
 constexpr index_t qr_warp_min_m = 9;
 constexpr index_t qr_warp_max_m = 32;
 
+/// Rotation-cache slots per stage parity for m rows: a stage's active
+/// columns lo..hi rotate disjoint row pairs, so there are at most m / 2 of
+/// them, and column j's rotation of stage st sits in slot j - lo(st).
+constexpr int qr_warp_slots(int m) { return (m + 1) / 2; }
+
 /// Bytes of shared memory per matrix: the columns (stride LD), then the
-/// rotation cache, s then c (s first keeps complex entries 16-byte aligned).
-template <class T, int W>
-constexpr std::size_t qr_warp_bytes(int LD, int n) {
+/// rotation cache of K slots per parity, s then c (s first keeps complex
+/// entries 16-byte aligned). Why K = qr_warp_slots(m) and not one slot per
+/// column: at 16 x 16 complex<double> (two matrices per block) 22 blocks
+/// fit an SM instead of 20.
+template <class T>
+constexpr std::size_t qr_warp_bytes(int LD, int n, int K) {
   using R = real_type_t<T>;
-  return align16(std::size_t(LD) * std::size_t(n) * sizeof(T) + 2 * W * (sizeof(T) + sizeof(R)));
+  return align16(std::size_t(LD) * std::size_t(n) * sizeof(T) + 2 * std::size_t(K) * (sizeof(T) + sizeof(R)));
 }
 
 /// Stage st's make for column j (col = its shared column): the rotation of
@@ -186,11 +194,12 @@ __global__ void __launch_bounds__(32)
   extern __shared__ __align__(16) unsigned char qr_warp_raw[];
   const int lane = int(threadIdx.x);
   const int g = lane / W, l = lane % W;
-  const std::size_t per = qr_warp_bytes<T, 2 * W>(LD, n);
+  const int K = qr_warp_slots(m);
+  const std::size_t per = qr_warp_bytes<T>(LD, n, K);
   unsigned char* const mine = qr_warp_raw + std::size_t(g) * per;
   T* const A = reinterpret_cast<T*>(mine);
   T* const cs = reinterpret_cast<T*>(mine + std::size_t(LD) * std::size_t(n) * sizeof(T));
-  R* const cc = reinterpret_cast<R*>(cs + 4 * W);
+  R* const cc = reinterpret_cast<R*>(cs + 2 * K);
   const index_t k = index_t(blockIdx.x) * G + g;
   // Lanes of a missing matrix (base null) still take part in the syncs.
   // The load and store loops stay written out in both kernels: as shared
@@ -224,7 +233,7 @@ __global__ void __launch_bounds__(32)
   for (int st = 0; st < ns; ++st) {
     const int lo = st - (m - 2) > 0 ? st - (m - 2) : 0;  // active columns lo..hi (qr_stage_cols)
     const int hi = st / 2 < jm ? st / 2 : jm;
-    const int par = (st & 1) * 2 * W;
+    const int par = (st & 1) * K - lo;  // column j's slot: par + j
     const int jk = (l >= lo && l <= hi) ? l : (l + W >= lo && l + W <= hi) ? l + W : -1;
     if (jk >= 0) qr_warp_make(A + jk * LD, m - 1 - st + 2 * jk, cc + par + jk, cs + par + jk);
     __syncwarp();
@@ -269,7 +278,7 @@ template <class T, int W, int U, class Loc>
 inline void qr_warp2_launch(const backend::cuda& b, const Loc& loc, index_t m, index_t n, index_t lda,
                             index_t count, const char* name) {
   const int LD = int(m) | 1;
-  const std::size_t smem = std::size_t(32 / W) * qr_warp_bytes<T, 2 * W>(LD, int(n));
+  const std::size_t smem = std::size_t(32 / W) * qr_warp_bytes<T>(LD, int(n), qr_warp_slots(int(m)));
   constexpr index_t per_block = 32 / W;
   const index_t blocks = (count + per_block - 1) / per_block;
   detail_require(blocks <= index_t(0x7fffffff), std::string(name) + ": batch too large for one grid");
@@ -288,11 +297,12 @@ __global__ void __launch_bounds__(32)
   extern __shared__ __align__(16) unsigned char qr_warp_raw[];
   const int lane = int(threadIdx.x);
   const int g = lane / W, l = lane % W;
-  const std::size_t per = qr_warp_bytes<T, W>(LD, n);
+  const int K = qr_warp_slots(m);
+  const std::size_t per = qr_warp_bytes<T>(LD, n, K);
   unsigned char* const mine = qr_warp_raw + std::size_t(g) * per;
   T* const A = reinterpret_cast<T*>(mine);
   T* const cs = reinterpret_cast<T*>(mine + std::size_t(LD) * std::size_t(n) * sizeof(T));
-  R* const cc = reinterpret_cast<R*>(cs + 2 * W);
+  R* const cc = reinterpret_cast<R*>(cs + 2 * K);
   const index_t k = index_t(blockIdx.x) * G + g;
   // Lanes of a missing matrix (base null) still take part in the syncs.
   // The load and store loops stay written out in both kernels: as shared
@@ -327,7 +337,7 @@ __global__ void __launch_bounds__(32)
   for (int st = 0; st < ns; ++st) {
     const int lo = st - (m - 2) > 0 ? st - (m - 2) : 0;  // active columns lo..hi (qr_stage_cols)
     const int hi = st / 2 < jm ? st / 2 : jm;
-    const int par = (st & 1) * W;
+    const int par = (st & 1) * K - lo;  // column j's slot: par + j
     if (l >= lo && l <= hi) qr_warp_make(col, m - 1 - st + 2 * l, cc + par + l, cs + par + l);
     __syncwarp();
     // Rotations of columns j < l. The batch loop runs to the warp's last
@@ -377,7 +387,7 @@ template <class T, int W, int U, class Loc>
 inline void qr_warp_launch(const backend::cuda& b, const Loc& loc, index_t m, index_t n, index_t lda,
                            index_t count, const char* name) {
   const int LD = int(m) | 1;
-  const std::size_t smem = std::size_t(32 / W) * qr_warp_bytes<T, W>(LD, int(n));
+  const std::size_t smem = std::size_t(32 / W) * qr_warp_bytes<T>(LD, int(n), qr_warp_slots(int(m)));
   constexpr index_t per_block = 32 / W;
   const index_t blocks = (count + per_block - 1) / per_block;
   detail_require(blocks <= index_t(0x7fffffff), std::string(name) + ": batch too large for one grid");
