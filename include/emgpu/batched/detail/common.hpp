@@ -60,6 +60,27 @@ EMGPU_HD inline R rsqrt_r(R x) {
   return R(1) / std::sqrt(x);
 #endif
 }
+/// rsqrt_r for a positive normal x only: in double, CUDA's rsqrt without
+/// its branch to the slow path (zero, subnormal, Inf, NaN, negative x), so
+/// the same MUFU.RSQ64H approximation and the same refinement, bitwise
+/// equal to rsqrt there; callers guarantee the range (the fast Givens
+/// formulas, qr_core.hpp). Why: the branch and its call setup sat on the
+/// chain of every rotation of the QR kernels.
+template <class R>
+EMGPU_HD inline R rsqrt_normal_r(R x) {
+#if EMGPU_DEVICE_CODE
+  if constexpr (sizeof(R) == 4) {
+    return ::rsqrtf(x);
+  } else {
+    R r;
+    asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(x));
+    const R e = ::fma(-x, r * r, R(1));
+    return ::fma(::fma(e, R(0.375), R(0.5)), r * e, r);
+  }
+#else
+  return R(1) / std::sqrt(x);
+#endif
+}
 template <class R>
 EMGPU_HD inline R hypot_r(R x, R y) {
 #if EMGPU_DEVICE_CODE

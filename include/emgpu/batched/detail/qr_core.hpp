@@ -121,6 +121,40 @@ EMGPU_HD inline givens<T> givens_make_in_place(T& x, T& y) {
   return g;
 }
 
+/// givens_encode for a pair made in the fast range (|s|^2 >= 2^-961 in
+/// double, 2^-121 in float, both normal): the same value, with no branch
+/// (the reciprocal square root is computed either way) and rsqrt_normal_r.
+template <class T>
+EMGPU_HD inline T givens_encode_fast(const givens<T>& g) {
+  using R = real_type_t<T>;
+  const T far = mul_real(g.s, (R(2) - g.c) * rsqrt_normal_r(abs2(g.s)));
+  return g.c >= R(0.70710678118654752440) ? g.s : far;
+}
+
+/// givens_make_fast_in_place with the encode left to the caller: x
+/// receives the new entry; in the fast range `encode` is true and the
+/// slot's code is givens_encode_fast of the returned pair, elsewhere
+/// `encode` is false and `code` receives it (givens_make_in_place). Why:
+/// only the stored factors need the code, so the kernels publish the pair
+/// first and encode off the stage's chain (session 30).
+template <class T>
+EMGPU_HD inline givens<T> givens_make_fast_split(T& x, const T& y, bool& encode, T& code) {
+  using R = real_type_t<T>;
+  const R ax2 = abs2(x), ay2 = abs2(y);
+  if (ax2 >= givens_fast_lo<R> && ax2 <= givens_fast_hi<R> && ay2 >= givens_fast_lo<R> &&
+      ay2 <= givens_fast_hi<R>) {
+    const R t = ax2 + ay2;
+    const R w = rsqrt_normal_r(ax2 * t);
+    const givens<T> g{ax2 * w, mul_real(x * conj_any(y), w)};
+    x = mul_real(x, t * w);
+    encode = true;
+    return g;
+  }
+  code = y;
+  encode = false;
+  return givens_make_in_place(x, code);
+}
+
 /// givens_make_in_place without the decode on the critical path, for the
 /// CUDA kernels whose makes bound a stage (qr_warp.hpp, qr_window.hpp): in
 /// the fast range the made pair itself is returned and applied, r is
@@ -132,18 +166,11 @@ EMGPU_HD inline givens<T> givens_make_in_place(T& x, T& y) {
 /// Inf) it is givens_make_in_place.
 template <class T>
 EMGPU_HD inline givens<T> givens_make_fast_in_place(T& x, T& y) {
-  using R = real_type_t<T>;
-  const R ax2 = abs2(x), ay2 = abs2(y);
-  if (ax2 >= givens_fast_lo<R> && ax2 <= givens_fast_hi<R> && ay2 >= givens_fast_lo<R> &&
-      ay2 <= givens_fast_hi<R>) {
-    const R t = ax2 + ay2;
-    const R w = rsqrt_r(ax2 * t);
-    const givens<T> g{ax2 * w, mul_real(x * conj_any(y), w)};
-    x = mul_real(x, t * w);
-    y = givens_encode(g);
-    return g;
-  }
-  return givens_make_in_place(x, y);
+  bool encode;
+  T code;
+  const givens<T> g = givens_make_fast_split(x, y, encode, code);
+  y = encode ? givens_encode_fast(g) : code;
+  return g;
 }
 
 /// Applies G (or G^H) to rows (i-1, i) of columns l0, l0 + step, ... < n.

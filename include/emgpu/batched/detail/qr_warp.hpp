@@ -42,7 +42,7 @@
 /// session 28's kernels shape by shape (H100, session 29, .gpu/qn.cu,
 /// qn2.cu; bit-for-bit equal results for U >= 2; for U = 1 nvcc contracts
 /// one FMA of the apply the other way round, so those agree to rounding).
-/// At most 36.9 KB of shared memory per block (two complex<double> 32 x 32
+/// At most 34.5 KB of shared memory per block (two complex<double> 32 x 32
 /// matrices), under the 48 KB any GPU gives without an opt-in.
 ///
 /// Measured (H100, 100 000 matrices, scratch harness .gpu/qn2.cu, ms, best
@@ -113,15 +113,21 @@ constexpr std::size_t qr_warp_bytes(int LD, int n, int K) {
 
 /// Stage st's make for column j (col = its shared column): the rotation of
 /// rows (i-1, i), i = m-1-st+2j, as qr_factor_core's, published in the cache
-/// slot of column j.
+/// slot of column j. When `encode` comes back true the code of row i is
+/// still to be stored (givens_encode_fast of the returned pair), which the
+/// kernels do after the stage's __syncwarp: no lane reads row i of column j
+/// again (the stage's other rotations of the column, and all later ones,
+/// touch rows above it), and the encode (a second reciprocal square root)
+/// no longer delays the stage's publication.
 template <class T>
-__device__ __forceinline__ void qr_warp_make(T* col, int i, real_type_t<T>* cc, T* cs) {
-  T x = col[i - 1], y = col[i];
-  const givens<T> g = givens_make_fast_in_place(x, y);
-  col[i - 1] = x;
-  col[i] = y;
+__device__ __forceinline__ givens<T> qr_warp_make(T* col, int i, real_type_t<T>* cc, T* cs, bool& encode) {
+  T x = col[i - 1], code;
+  const givens<T> g = givens_make_fast_split(x, col[i], encode, code);
   *cc = g.c;
   *cs = g.s;
+  col[i - 1] = x;
+  if (!encode) col[i] = code;
+  return g;
 }
 
 /// Rotations j0 .. j0 + V - 1 of a stage applied to a lane's columns a and
@@ -235,8 +241,16 @@ __global__ void __launch_bounds__(32)
     const int hi = st / 2 < jm ? st / 2 : jm;
     const int par = (st & 1) * K - lo;  // column j's slot: par + j
     const int jk = (l >= lo && l <= hi) ? l : (l + W >= lo && l + W <= hi) ? l + W : -1;
-    if (jk >= 0) qr_warp_make(A + jk * LD, m - 1 - st + 2 * jk, cc + par + jk, cs + par + jk);
+    givens<T> made{R(1), T(0)};
+    bool enc = false;
+    T* slot = A;  // the made rotation's row i; dereferenced only when enc
+    if (jk >= 0) {
+      slot = A + jk * LD + (m - 1 - st + 2 * jk);
+      made = qr_warp_make(A + jk * LD, m - 1 - st + 2 * jk, cc + par + jk, cs + par + jk, enc);
+    }
     __syncwarp();
+    T code = T(0);
+    if (enc) code = givens_encode_fast(made);
     // Rotations of columns j < l (column a) and j < l + W (column b), in
     // batches that run to the warp's last rotation (tw) on every lane, as
     // in qr_warp_kernel.
@@ -254,6 +268,7 @@ __global__ void __launch_bounds__(32)
         qr_warp2_apply_batch<1>(cola + (m - 1 - st + 2 * j0), colb + (m - 1 - st + 2 * j0), cc + par + j0,
                                 cs + par + j0, ta - j0, tb - j0, n > W, xa, ya, xb, yb);
     }
+    if (enc) *slot = code;
   }
   __syncwarp();
 
@@ -338,8 +353,12 @@ __global__ void __launch_bounds__(32)
     const int lo = st - (m - 2) > 0 ? st - (m - 2) : 0;  // active columns lo..hi (qr_stage_cols)
     const int hi = st / 2 < jm ? st / 2 : jm;
     const int par = (st & 1) * K - lo;  // column j's slot: par + j
-    if (l >= lo && l <= hi) qr_warp_make(col, m - 1 - st + 2 * l, cc + par + l, cs + par + l);
+    givens<T> made{R(1), T(0)};
+    bool enc = false;
+    if (l >= lo && l <= hi) made = qr_warp_make(col, m - 1 - st + 2 * l, cc + par + l, cs + par + l, enc);
     __syncwarp();
+    T code = T(0);
+    if (enc) code = givens_encode_fast(made);
     // Rotations of columns j < l. The batch loop runs to the warp's last
     // rotation (tw, the same on every lane) so that it never diverges; a
     // lane past its own last one (top) still computes on what it loaded and
@@ -363,6 +382,7 @@ __global__ void __launch_bounds__(32)
       if (tw - j0 == 0)
         qr_warp_apply_batch<1>(col + (m - 1 - st + 2 * j0), cc + par + j0, cs + par + j0, top - j0, x, y);
     }
+    if (enc) col[m - 1 - st + 2 * l] = code;
   }
   __syncwarp();
 

@@ -195,6 +195,9 @@ __global__ void __launch_bounds__(TPB) qr_win_kernel(Loc loc, int m, int n, inde
       if (j0 > j1) continue;  // uniform (never within [0, ns))
       const int na = j1 - j0 + 1;
       int j, i;
+      // The code of a made rotation is stored with it here: deferring it past
+      // the barrier, as the warp kernels do, made n = 64 1.3 % slower (H200,
+      // session 30).
       if (rot_of(st, j, i)) {
         cache[tid] = j < c0 ? givens_decode(z) : qr_win_make(w + (j - c0) * ldw, i);
       }
