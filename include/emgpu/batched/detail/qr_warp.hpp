@@ -61,9 +61,16 @@
 ///     float            9 x 9   0.103 (0.105)        16 x 16 0.258 (0.312)
 ///                      20 x 20 0.585 (0.594)        32 x 32 1.47 (1.54)
 ///
-/// Which kernel (the fastest measured, qn2.cu): up to 16 columns, qr_warp2
-/// W = 8 up to 14 rows (complex<float> and double: 12; U = 2 for complex
-/// types, 1 for real), else qr_warp W = 16, U = 2; more than 16 columns,
+/// Which kernel (the fastest measured, qn2.cu; up to 16 columns qn9.cu,
+/// session 30, after the cache of m / 2 slots): up to 16 columns and 16
+/// rows, qr_warp2 W = 8, U = 1 for complex<double> up to 14 rows or n < m
+/// (H100: 11 x 6 0.144 against 0.172 ms for session 29's choice, 14 x 14
+/// 0.448 against 0.500, 16 x 14 0.522 against 0.549; 16 x 16 stays on
+/// qr_warp, 0.587 against 0.611), for complex<float> up to 12 rows or
+/// 2n > m (10 x 10 0.156 against 0.194, 16 x 16 0.338 against 0.356; 16 x 8
+/// 0.273 against 0.291 on qr_warp), for double and float up to 12 rows or
+/// 12 columns (16 x 8 0.177 / 0.134 against 0.264 / 0.200); else, and from
+/// 17 rows, qr_warp W = 16, U = 2; more than 16 columns,
 /// qr_warp W = 32, U = 2 from 26 rows with more than 20 columns
 /// (complex<double>; float: 26 rows, more than 24 columns; double and
 /// complex<float>: 32 rows, 30 columns), else qr_warp2 W = 16 with U = 4
@@ -292,6 +299,8 @@ __global__ void __launch_bounds__(32)
 template <class T, int W, int U, class Loc>
 inline void qr_warp2_launch(const backend::cuda& b, const Loc& loc, index_t m, index_t n, index_t lda,
                             index_t count, const char* name) {
+  // A lane makes at most one rotation per stage and owns two columns.
+  detail_require(m <= 2 * W && n <= 2 * W, std::string(name) + ": internal: qr_warp2 lanes too few for the shape");
   const int LD = int(m) | 1;
   const std::size_t smem = std::size_t(32 / W) * qr_warp_bytes<T>(LD, int(n), qr_warp_slots(int(m)));
   constexpr index_t per_block = 32 / W;
@@ -406,6 +415,7 @@ __global__ void __launch_bounds__(32)
 template <class T, int W, int U, class Loc>
 inline void qr_warp_launch(const backend::cuda& b, const Loc& loc, index_t m, index_t n, index_t lda,
                            index_t count, const char* name) {
+  detail_require(m <= qr_warp_max_m && n <= W, std::string(name) + ": internal: qr_warp lanes too few for the shape");
   const int LD = int(m) | 1;
   const std::size_t smem = std::size_t(32 / W) * qr_warp_bytes<T>(LD, int(n), qr_warp_slots(int(m)));
   constexpr index_t per_block = 32 / W;
@@ -439,16 +449,19 @@ inline bool qr_warp_factor(const backend::cuda& b, const Loc& loc, index_t m, in
     return false;
   }
   emgpu::detail::device_guard guard(b.device);
-  constexpr bool real = !is_complex_v<T>;
   if (n <= 16) {
-    // four matrices per warp up to 14 rows (complex<float>, double: 12), else two
-    constexpr index_t four_to = (std::is_same_v<T, complex<double>> || std::is_same_v<T, float>) ? 14 : 12;
-    if (m <= four_to) {
-      if constexpr (real) qr_warp2_launch<T, 8, 1>(b, loc, m, n, lda, count, name);
-      else qr_warp2_launch<T, 8, 2>(b, loc, m, n, lda, count, name);
-    } else {
-      qr_warp_launch<T, 16, 2>(b, loc, m, n, lda, count, name);
+    // Four matrices per warp (one rotation per batch) where it measured
+    // faster since the cache of m / 2 slots (session 30, H100, .gpu/qn9.cu),
+    // else two (the one-column kernel, 16 lanes). Eight lanes hold up to 16
+    // rows: a stage has up to m / 2 rotations, at most one per lane.
+    bool four = false;
+    if (m <= 16) {
+      if constexpr (std::is_same_v<T, complex<double>>) four = m <= 14 || n < m;
+      else if constexpr (std::is_same_v<T, complex<float>>) four = m <= 12 || 2 * n > m;
+      else four = m <= 12 || n <= 12;
     }
+    if (four) qr_warp2_launch<T, 8, 1>(b, loc, m, n, lda, count, name);
+    else qr_warp_launch<T, 16, 2>(b, loc, m, n, lda, count, name);
     return true;
   }
   // One column per lane (32 lanes) from this many rows and more than this
