@@ -317,9 +317,11 @@ void fast_sweep(T* p, index_t m, index_t n, index_t ld) {
 template <int N, class T>
 void regs_model_lanes(T* p, index_t m, index_t n, index_t ld, int L) {
   if (L == 1) regs_model<N, 1>(p, m, n, ld);
-  else if (L == 2) regs_model<N, 2>(p, m, n, ld);
-  else if (L == 4 && N >= 4) regs_model<N, (N >= 4 ? 4 : 1)>(p, m, n, ld);
-  else if (L == 8 && N >= 8) regs_model<N, (N >= 8 ? 8 : 1)>(p, m, n, ld);
+  if (L == 2) regs_model<N, 2>(p, m, n, ld);
+  if constexpr (N >= 4)
+    if (L == 4) regs_model<N, 4>(p, m, n, ld);
+  if constexpr (N >= 8)
+    if (L == 8) regs_model<N, 8>(p, m, n, ld);
 }
 
 template <class T>
@@ -348,7 +350,7 @@ void check_regs_model(index_t m, index_t n, std::uint64_t seed) {
 #endif
 
 #if defined(EMGPU_TEST_CUDA)
-/// @brief The register fast path (qr_factor on CUDA, m <= qr_regs_limit<T>()) against the
+/// @brief The register fast path (qr_factor on CUDA, m <= qr_regs_max) against the
 ///        generic team path (detail::launch with qr_factor_op, forced) on the
 ///        same batch, in both layouts.
 ///

@@ -40,7 +40,7 @@ void qr_factor(const Backend& b, strided_batch_view<T> a) {
     if (detail::qr_warp_factor<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.cols, a.ld, a.count,
                                   "emgpu::batched::qr_factor"))
       return;
-    if (a.rows <= detail::qr_regs_limit<T>())  // up to 8 rows (complex<double>: 5): register-resident fast path
+    if (a.rows <= detail::qr_regs_max)  // up to 8 rows (complex<double>: 5): register-resident fast path
       return detail::qr_factor_regs<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.cols,
                                        a.ld, a.count, "emgpu::batched::qr_factor");
     // 40..128 rows (double, complex<float>: 64..128): a window of columns in shared memory (detail/qr_window.hpp)
@@ -66,7 +66,7 @@ void qr_factor(const Backend& b, T* const* a_array, index_t m, index_t n, index_
   if constexpr (std::is_same_v<Backend, backend::cuda>) {
     if (detail::qr_warp_factor<T>(b, detail::array_loc<T>{a_array}, m, n, lda, count, "emgpu::batched::qr_factor"))
       return;
-    if (m <= detail::qr_regs_limit<T>())  // register-resident fast path
+    if (m <= detail::qr_regs_max)  // register-resident fast path
       return detail::qr_factor_regs<T>(b, detail::array_loc<T>{a_array}, m, n, lda, count,
                                        "emgpu::batched::qr_factor");
     if (detail::qr_win_factor<T>(b, detail::array_loc<T>{a_array}, m, n, lda, count, "emgpu::batched::qr_factor"))

@@ -15,10 +15,11 @@
 /// stage st + 2 at the earliest, after every lane passed the __syncwarp of
 /// stage st + 1 and so finished its reads of stage st. Each column
 /// receives the rotations of the team path in the same order (rotations of
-/// one stage touch disjoint rows), but the make is givens_make_fast_in_place:
-/// the made pair is applied and published, its code only stored, so no
-/// decode (a square root) sits on the stage's critical path (1.09-1.23x,
-/// H100, session 28). The factors therefore equal the team path's to
+/// one stage touch disjoint rows), but the make is the fast one
+/// (givens_make_fast_split): the made pair is applied and published, its
+/// code only stored, after the stage's applies, so neither a decode (a
+/// square root; 1.09-1.23x, H100, session 28) nor the encode (session 30)
+/// sits on the stage's critical path. The factors therefore equal the team path's to
 /// rounding, not bit for bit (backward errors of the same order).
 ///
 /// Two kernels. qr_warp_kernel: W = 16 (two matrices per warp) or 32 lanes
