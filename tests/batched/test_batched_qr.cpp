@@ -655,6 +655,42 @@ TEST_CASE("batched QR: CUDA warp path at compute-sanitizer sizes", "[batched][qr
   check_fast_vs_generic<complex<double>>(13, 12, 3, true, 9551);
 }
 
+// Near-square shapes on the kernel with columns in registers
+// (detail/qr_rsk.hpp): complex<double> 6..8 rows with 4 or more columns,
+// double and complex<float> 7..8 rows, double and float 13..16 rows, each
+// with the full-size variant (m = n = 8 or 16) and the padded one, both
+// layouts, degenerate batches; and shapes just outside its rule.
+TEST_CASE("batched QR: CUDA register-column path vs generic path", "[batched][qr]") {
+  for (auto [m, n] : std::vector<std::pair<index_t, index_t>>{
+           {8, 8}, {8, 7}, {8, 5}, {8, 4}, {7, 7}, {7, 4}, {6, 6}, {6, 5}, {6, 4}, {8, 3}})
+    check_fast_vs_generic<complex<double>>(m, n, 37, (m + n) % 2 == 0, 9600 + std::uint64_t(m * 10 + n));
+  for (auto [m, n] : std::vector<std::pair<index_t, index_t>>{
+           {8, 8}, {8, 7}, {7, 7}, {7, 6}, {16, 16}, {16, 15}, {15, 14}, {14, 13}, {13, 13}, {13, 12}})
+    check_fast_vs_generic<double>(m, n, 37, (m + n) % 2 == 1, 9700 + std::uint64_t(m * 20 + n));
+  for (auto [m, n] : std::vector<std::pair<index_t, index_t>>{{8, 8}, {8, 7}, {7, 7}, {7, 6}, {16, 16}})
+    check_fast_vs_generic<complex<float>>(m, n, 37, (m + n) % 2 == 0, 9800 + std::uint64_t(m * 20 + n));
+  for (auto [m, n] : std::vector<std::pair<index_t, index_t>>{{16, 16}, {16, 15}, {14, 13}, {13, 13}, {8, 8}})
+    check_fast_vs_generic<float>(m, n, 37, (m + n) % 2 == 1, 9900 + std::uint64_t(m * 20 + n));
+  check_fast_degenerate<complex<double>>(6, 6, 9950);
+  check_fast_degenerate<complex<double>>(8, 5, 9951);
+  check_fast_degenerate<double>(8, 8, 9952);
+  check_fast_degenerate<double>(16, 16, 9953);
+  check_fast_degenerate<double>(15, 14, 9954);
+  check_fast_degenerate<complex<float>>(7, 6, 9955);
+  check_fast_degenerate<float>(13, 13, 9956);
+}
+
+TEST_CASE("batched QR: CUDA register-column path at compute-sanitizer sizes", "[batched][qr][sanitize]") {
+  // counts below the matrices per warp (4 at 8 rows, 2 at 16): lanes of a
+  // missing matrix take part in the syncs only
+  check_fast_vs_generic<complex<double>>(8, 8, 3, false, 9960);
+  check_fast_vs_generic<complex<double>>(7, 4, 3, true, 9961);
+  check_fast_vs_generic<double>(16, 16, 3, true, 9962);
+  check_fast_vs_generic<double>(8, 7, 5, false, 9963);
+  check_fast_vs_generic<complex<float>>(8, 8, 3, true, 9964);
+  check_fast_vs_generic<float>(15, 14, 1, false, 9965);
+}
+
 // complex<double> with 64..128 rows, or 40..63 rows with a last 32-column
 // window of 16 columns or more: the windowed kernels (detail/qr_window.hpp;
 // one 16-column window up to 16 columns, else qr_win_kernel below 88 rows,

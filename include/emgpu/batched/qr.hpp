@@ -16,6 +16,7 @@
 #include "detail/launch.hpp"
 #include "detail/qr_core.hpp"
 #include "detail/qr_regs.hpp"
+#include "detail/qr_rsk.hpp"
 #include "detail/qr_warp.hpp"
 #include "detail/qr_window.hpp"
 #include "lu.hpp"
@@ -36,6 +37,10 @@ void qr_factor(const Backend& b, strided_batch_view<T> a) {
   if (a.count == 0 || a.cols == 0) return;
 #if defined(__CUDACC__)
   if constexpr (std::is_same_v<Backend, backend::cuda>) {
+    // near-square shapes where columns in registers measured faster (detail/qr_rsk.hpp)
+    if (detail::qr_rsk_factor<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.cols, a.ld, a.count,
+                                 "emgpu::batched::qr_factor"))
+      return;
     // 9..32 rows (complex<double>: 6..32): lanes own columns, matrix in shared memory (detail/qr_warp.hpp)
     if (detail::qr_warp_factor<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.cols, a.ld, a.count,
                                   "emgpu::batched::qr_factor"))
@@ -64,6 +69,8 @@ void qr_factor(const Backend& b, T* const* a_array, index_t m, index_t n, index_
   detail::check_ptr(a_array, true, "qr_factor", "a_array");
 #if defined(__CUDACC__)
   if constexpr (std::is_same_v<Backend, backend::cuda>) {
+    if (detail::qr_rsk_factor<T>(b, detail::array_loc<T>{a_array}, m, n, lda, count, "emgpu::batched::qr_factor"))
+      return;
     if (detail::qr_warp_factor<T>(b, detail::array_loc<T>{a_array}, m, n, lda, count, "emgpu::batched::qr_factor"))
       return;
     if (m <= detail::qr_regs_max)  // register-resident fast path
