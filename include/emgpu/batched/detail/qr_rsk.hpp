@@ -145,6 +145,8 @@ __global__ void __launch_bounds__(32) qr_rsk_kernel(Loc loc, int m, int n, index
   T* col;  // lane c's column: in the tile (Staged) or in global memory
   if constexpr (Staged) {
     // Row by row (lane = row): a column of the batch is one coalesced access.
+    // Written out as in qr_warp.hpp, whose kernels took more registers and
+    // ran slower with these loops in a shared helper (session 27).
     if (c < m) {
 #pragma unroll 1
       for (int j0 = 0; j0 < n; j0 += 8) {
