@@ -25,7 +25,7 @@
 /// matrix lacks, and its stages run in full, cost more than the registers
 /// save (z 8 x 2 0.0550 against 0.0335). complex<double> with 9..16 rows
 /// stays on the warp kernels: at 16 x 16 this kernel took 0.605 ms against
-/// 0.586 (148 registers, 105 KB of unrolled code); ncu (H100) showed the
+/// 0.586 (144 registers, 104 KB of unrolled code); ncu (H100) showed the
 /// FP64 pipe 41.7 % busy, as the warp kernel's 41.9 % (the same FP64 work),
 /// 12 warps per SM, and warps waiting for instructions (no_instruction 1.4
 /// of about 5.3 cycles per issue). Unrolling only 16 stages twice does not
@@ -99,10 +99,13 @@ namespace emgpu::batched::detail {
 /// pair cache, two parities x M slots x G matrices, the matrices of a slot
 /// side by side (one wavefront for the G broadcast loads).
 template <class T>
+constexpr std::size_t qr_rsk_tile_bytes(int G, int LD, int n) {
+  return align16(std::size_t(G) * std::size_t(LD) * std::size_t(n) * sizeof(T));
+}
+template <class T>
 constexpr std::size_t qr_rsk_bytes(int G, int M, int LD, int n) {
   using R = real_type_t<T>;
-  return align16(std::size_t(G) * std::size_t(LD) * std::size_t(n) * sizeof(T)) +
-         std::size_t(2 * M * G) * (sizeof(T) + sizeof(R));
+  return qr_rsk_tile_bytes<T>(G, LD, n) + std::size_t(2 * M * G) * (sizeof(T) + sizeof(R));
 }
 
 /// givens_make_fast_split's other cases, out of line: inlined at each of the
@@ -132,9 +135,8 @@ __global__ void __launch_bounds__(32) qr_rsk_kernel(Loc loc, int m, int n, index
   const int lane = int(threadIdx.x);
   const int g = lane / M, c = lane % M;
   const int LD = Staged ? (m | 1) : 0;
-  const std::size_t tiles = Staged ? align16(std::size_t(G) * std::size_t(LD) * std::size_t(n) * sizeof(T)) : 0;
   T* const tile = reinterpret_cast<T*>(qr_rsk_raw) + std::size_t(g) * std::size_t(LD) * std::size_t(n);
-  T* const cs = reinterpret_cast<T*>(qr_rsk_raw + tiles);
+  T* const cs = reinterpret_cast<T*>(qr_rsk_raw + qr_rsk_tile_bytes<T>(G, LD, n));  // LD = 0: no tiles
   R* const cc = reinterpret_cast<R*>(cs + 2 * M * G);
   const index_t k = index_t(blockIdx.x) * G + g;
   T* const base = k < count ? loc(k) : nullptr;  // lanes of a missing matrix still take part in the syncs
