@@ -80,6 +80,14 @@ if [ "$BENCH" != none ]; then
     "$exe" "${q[@]}" --out "$LOGS/$name.json" > "$LOGS/$name.log" 2>&1 || echo "  $name FAILED (see $name.log)"
     tail -40 "$LOGS/$name.log"
   done
+  # Batches in host memory (batched::multi_gpu) on this GPU and on all of them.
+  exe="$BUILD/benchmarks/batched/bench_batched_cuda"
+  if [ -x "$exe" ] && { [ -z "${BENCH_FILTER:-}" ] || [[ bench_batched_cuda =~ $BENCH_FILTER ]]; }; then
+    stamp "  bench_batched_cuda --only host"
+    "$exe" "${q[@]}" --only host --sizes 32 --out "$LOGS/bench_batched_host_cuda.json" \
+      > "$LOGS/bench_batched_host_cuda.log" 2>&1 || echo "  bench_batched_cuda --only host FAILED"
+    grep -E "host memory|at once" "$LOGS/bench_batched_host_cuda.log" | tail -20
+  fi
 fi
 
 echo

@@ -21,8 +21,15 @@
 //
 //   bench_batched[_cuda] [--quick] [--out FILE.json] [--sizes 8,16,32,64,128]
 //                        [--count N]   (GPU: N matrices for every size)
-//                        [--only lu,qr,svd]   (GPU: which factorisations)
+//                        [--only lu,qr,svd,host]   (GPU: which parts; host: below)
+//                        [--host-ops lu,qr,svd]    (which factorisations --only host runs)
+// --only host: batches in host memory through batched::multi_gpu (run_host):
+// GPU 0 alone and every visible GPU, pinned and pageable memory, against the
+// PCIe copy rates measured in the same run (frac_link) and the same call on
+// device memory (time_vs_device_memory); results compared bit for bit
+// (bitwise_equal_device_memory).
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <complex>
 #include <cstdio>
@@ -384,6 +391,196 @@ void run_gpu(emgpu_bench::report& r, const std::vector<index_t>& sizes) {
   (void)cublasDestroy(cb);
 }
 
+/// Host memory from cudaMallocHost (pinned), freed on scope exit.
+struct pinned_buffer {
+  T* p = nullptr;
+  std::size_t n = 0;
+  explicit pinned_buffer(std::size_t elems) : n(elems) {
+    EMGPU_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p), n * sizeof(T)));
+  }
+  ~pinned_buffer() { (void)cudaFreeHost(p); }
+  pinned_buffer(const pinned_buffer&) = delete;
+  pinned_buffer& operator=(const pinned_buffer&) = delete;
+};
+
+/// Batches in host memory through batched::multi_gpu (--only host): LU and
+/// QR (the batch in and out) and the SVD with U, V (the batch in; sigma, U,
+/// V out), on GPU 0 alone and on every visible GPU, from pinned and from
+/// pageable memory. The floor is the PCIe links: each GPU's host-to-device
+/// and device-to-host rates for the whole batch from pinned memory are
+/// measured first (CUDA events), then, per routine, the time to move its
+/// traffic (each GPU's share in and out at once, all GPUs together), and
+/// frac_link = that time / t (the kernels fully hidden). The same
+/// batch factored in device memory on GPU 0 is the kernel-only reference;
+/// every multi-GPU result is compared with it bit for bit (a metric, and a
+/// warning on stderr when they differ).
+void run_host(emgpu_bench::report& r, const std::vector<index_t>& sizes) {
+  const int ngpu = backend::cuda_device_count();
+  const int reps = r.quick() ? 3 : 5;
+  const auto count_override = index_t(r.option("--count", 0.0));
+  std::vector<int> all;
+  for (int d = 0; d < ngpu; ++d) all.push_back(d);
+  for (index_t n : sizes) {
+    index_t count = n <= 32 ? 100000 : n <= 64 ? 20000 : 5000;
+    if (r.quick()) count /= 10;
+    if (count_override > 0) count = count_override;
+    const std::size_t len = std::size_t(n * n * count);
+    const double batch_bytes = double(len) * sizeof(T);
+    const std::vector<T> h = random_batch(n, count);
+    const std::vector<std::pair<std::string, double>> params = {{"n", double(n)}, {"count", double(count)},
+                                                                {"gpus", double(ngpu)}};
+    pinned_buffer pa(len), pu(len), pv(len);
+    std::vector<T> ga(len), gu(len), gv(len);
+    std::vector<index_t> piv(std::size_t(n * count));
+    std::vector<int> info(static_cast<std::size_t>(count));
+    std::vector<double> sig(std::size_t(n * count));
+
+    // The link, per GPU: the whole batch in, then out, from pinned memory.
+    for (int d = 0; d < ngpu; ++d) {
+      emgpu::detail::device_guard g(d);
+      backend::cuda bd{nullptr, d};
+      auto dev = make_vector<T>(bd, index_t(len));
+      std::fprintf(stderr, "[bench_batched] n = %lld: PCIe copies, GPU %d\n", static_cast<long long>(n), d);
+      const auto ti = emgpu_bench::time_cuda(nullptr, [&] {
+        EMGPU_CUDA_CHECK(cudaMemcpyAsync(dev.data(), pa.p, len * sizeof(T), cudaMemcpyHostToDevice, nullptr));
+      }, 1, reps);
+      const auto to = emgpu_bench::time_cuda(nullptr, [&] {
+        EMGPU_CUDA_CHECK(cudaMemcpyAsync(pa.p, dev.data(), len * sizeof(T), cudaMemcpyDeviceToHost, nullptr));
+      }, 1, reps);
+      r.add({.name = "copy(batch H2D, pinned)", .backend = "cuda", .params = {{"n", double(n)}, {"count", double(count)}, {"gpu", double(d)}},
+             .t = ti, .metrics = {{"GB/s", batch_bytes / ti.median_s / 1e9}}});
+      r.add({.name = "copy(batch D2H, pinned)", .backend = "cuda", .params = {{"n", double(n)}, {"count", double(count)}, {"gpu", double(d)}},
+             .t = to, .metrics = {{"GB/s", batch_bytes / to.median_s / 1e9}}});
+    }
+
+    // Kernel-only references on GPU 0 (device memory), kept for the bitwise checks.
+    const backend::cuda b0{};
+    auto d_in = to_backend(b0, std::span<const T>(h));
+    auto d_a = make_vector<T>(b0, index_t(len));
+    auto d_piv = make_vector<index_t>(b0, n * count);
+    auto d_info = make_vector<int>(b0, count);
+    auto d_s = make_vector<double>(b0, n * count);
+    auto d_u = make_vector<T>(b0, index_t(len));
+    auto d_v = make_vector<T>(b0, index_t(len));
+    const strided_batch_view<T> dv{d_a.data(), n, n, n, n * n, count};
+    const auto reset_dev = [&] { copy_within(b0, d_in.data(), index_t(len), d_a.data()); };
+    batched::workspace work;
+    batched::svd_options so;
+    so.work = &work;
+    const char* ops[3] = {"lu_factor", "qr_factor", "svd(U,S,V)"};
+    for (int op = 0; op < 3; ++op) {
+      const std::string only = r.option("--host-ops", std::string("lu,qr,svd"));
+      if (only.find(op == 0 ? "lu" : op == 1 ? "qr" : "svd") == std::string::npos) continue;
+      const auto run_dev = [&] {
+        if (op == 0) batched::lu_factor(b0, dv, d_piv.data(), d_info.data());
+        else if (op == 1) batched::qr_factor(b0, dv);
+        else
+          batched::svd(b0, dv, d_s.data(), strided_batch_view<T>{d_u.data(), n, n, n, n * n, count},
+                       strided_batch_view<T>{d_v.data(), n, n, n, n * n, count}, d_info.data(), so);
+      };
+      const auto t_dev = timed(ops[op], n, count, b0.stream, run_dev, reps, reset_dev);
+      r.add({.name = std::string(ops[op]) + " (device memory)", .backend = "cuda", .params = params, .t = t_dev,
+             .metrics = {}});
+      const std::vector<T> ref_a = to_host(b0, d_a);
+      const std::vector<T> ref_u = op == 2 ? to_host(b0, d_u) : std::vector<T>{};
+      // Bytes over the link per call: LU / QR the batch in and out (plus
+      // pivots and info), the SVD the batch in and U, V out.
+      const double moved = op == 2 ? 3.0 * batch_bytes : 2.0 * batch_bytes;
+      // The floor on P GPUs: each one's share copied in and out at once
+      // (both directions, all links busy together), timed on the host.
+      const auto link_floor = [&](int p) {
+        struct lane {
+          emgpu::device_vector<T> in, out;
+          cudaStream_t si = nullptr, so = nullptr;
+        };
+        std::vector<lane> ls(static_cast<std::size_t>(p));
+        const std::size_t share = (len + std::size_t(p) - 1) / std::size_t(p);
+        for (int d = 0; d < p; ++d) {
+          emgpu::detail::device_guard g(d);
+          ls[std::size_t(d)].in = emgpu::device_vector<T>(index_t(share), d);
+          ls[std::size_t(d)].out = emgpu::device_vector<T>(index_t(share), d);
+          EMGPU_CUDA_CHECK(cudaStreamCreateWithFlags(&ls[std::size_t(d)].si, cudaStreamNonBlocking));
+          EMGPU_CUDA_CHECK(cudaStreamCreateWithFlags(&ls[std::size_t(d)].so, cudaStreamNonBlocking));
+        }
+        const auto t = emgpu_bench::time_host([&] {
+          for (int d = 0; d < p; ++d) {
+            lane& l = ls[std::size_t(d)];
+            const std::size_t k0 = share * std::size_t(d), nk = std::min(share, len - std::min(len, k0));
+            EMGPU_CUDA_CHECK(cudaMemcpyAsync(l.in.data(), pa.p + k0, nk * sizeof(T), cudaMemcpyHostToDevice, l.si));
+            EMGPU_CUDA_CHECK(cudaMemcpyAsync(pu.p + k0, l.out.data(), nk * sizeof(T), cudaMemcpyDeviceToHost, l.so));
+            if (op == 2)
+              EMGPU_CUDA_CHECK(cudaMemcpyAsync(pv.p + k0, l.out.data(), nk * sizeof(T), cudaMemcpyDeviceToHost, l.so));
+          }
+          for (auto& l : ls) {
+            EMGPU_CUDA_CHECK(cudaStreamSynchronize(l.si));
+            EMGPU_CUDA_CHECK(cudaStreamSynchronize(l.so));
+          }
+        }, 1, reps);
+        for (int d = 0; d < p; ++d) {
+          emgpu::detail::device_guard g(d);
+          (void)cudaStreamDestroy(ls[std::size_t(d)].si);
+          (void)cudaStreamDestroy(ls[std::size_t(d)].so);
+        }
+        r.add({.name = std::string("copy(") + ops[op] + " traffic, in and out at once, pinned, " +
+                       std::to_string(p) + " GPU)",
+               .backend = "cuda", .params = params, .t = t, .metrics = {{"GB/s", moved / t.median_s / 1e9}}});
+        return t.median_s;
+      };
+      const double floor_1 = link_floor(1), floor_all = ngpu > 1 ? link_floor(ngpu) : floor_1;
+      double t_one = 0;
+      for (int cfg = 0; cfg < 4; ++cfg) {
+        const bool multi = cfg >= 2, pin = cfg % 2 == 0;
+        if (multi && ngpu < 2) continue;
+        batched::multi_gpu g({.devices = multi ? all : std::vector<int>{0}});
+        T* a = pin ? pa.p : ga.data();
+        T* u = pin ? pu.p : gu.data();
+        T* v = pin ? pv.p : gv.data();
+        const strided_batch_view<T> av{a, n, n, n, n * n, count};
+        const std::string what = std::string(ops[op]) + " (host memory, " + (pin ? "pinned" : "pageable") +
+                                 ", " + std::to_string(multi ? ngpu : 1) + " GPU)";
+        std::fprintf(stderr, "[bench_batched] n = %lld: %s\n", static_cast<long long>(n), what.c_str());
+        const auto t = emgpu_bench::time_host([&] {
+          if (op == 0) batched::lu_factor(g, av, piv.data(), info.data());
+          else if (op == 1) batched::qr_factor(g, av);
+          else
+            batched::svd(g, av, sig.data(), strided_batch_view<T>{u, n, n, n, n * n, count},
+                         strided_batch_view<T>{v, n, n, n, n * n, count}, info.data());
+        }, 1, reps, [&] { std::copy(h.begin(), h.end(), a); });
+        // The last call's results, bit for bit those of the device-memory call.
+        const bool same = op == 2 ? std::equal(ref_u.begin(), ref_u.end(), u)
+                                  : std::equal(ref_a.begin(), ref_a.end(), a);
+        if (!same) std::fprintf(stderr, "[bench_batched] WARNING: %s differs from the device-memory call\n", what.c_str());
+        if (!multi && pin) t_one = t.median_s;
+        metrics_t m = {{"GB/s", moved / t.median_s / 1e9},
+                       {"frac_link", (multi ? floor_all : floor_1) / t.median_s},
+                       {"time_vs_device_memory", t.median_s / t_dev.median_s},
+                       {"chunk", double(g.last_chunk())},
+                       {"bitwise_equal_device_memory", same ? 1.0 : 0.0}};
+        if (multi && pin && t_one > 0) m.push_back({"speedup_vs_1gpu", t_one / t.median_s});
+        r.add({.name = what, .backend = "cuda", .params = params, .t = t, .metrics = m});
+      }
+      // The pageable buffer pinned in place (batched::host_pin), every GPU:
+      // what registering costs, and the call on the registered buffer.
+      if (op == 0) {
+        std::vector<T> reg(h);
+        const auto a0 = std::chrono::steady_clock::now();
+        batched::host_pin pin_reg{std::span<T>(reg)};
+        const double t_reg = std::chrono::duration<double>(std::chrono::steady_clock::now() - a0).count();
+        batched::multi_gpu g({.devices = all});
+        const strided_batch_view<T> av{reg.data(), n, n, n, n * n, count};
+        const auto t = emgpu_bench::time_host([&] { batched::lu_factor(g, av, piv.data(), info.data()); }, 1, reps,
+                                              [&] { std::copy(h.begin(), h.end(), reg.begin()); });
+        const bool same = std::equal(ref_a.begin(), ref_a.end(), reg.begin());
+        r.add({.name = std::string(ops[op]) + " (host memory, pageable pinned by host_pin, " +
+                       std::to_string(ngpu) + " GPU)",
+               .backend = "cuda", .params = params, .t = t,
+               .metrics = {{"GB/s", moved / t.median_s / 1e9}, {"frac_link", floor_all / t.median_s},
+                           {"host_pin_s", t_reg}, {"bitwise_equal_device_memory", same ? 1.0 : 0.0}}});
+      }
+    }
+  }
+}
+
 #else  // CPU build
 
 template <class B>
@@ -476,7 +673,11 @@ int main(int argc, char** argv) {
     std::printf("no CUDA device: nothing to measure\n");
     return 77;
   }
-  run_gpu(r, sizes);
+  const std::string only = r.option("--only", std::string("lu,qr,svd"));
+  if (only.find("lu") != std::string::npos || only.find("qr") != std::string::npos ||
+      only.find("svd") != std::string::npos)
+    run_gpu(r, sizes);
+  if (only.find("host") != std::string::npos) run_host(r, sizes);
 #else
   run_cpu(r, sizes);
 #endif

@@ -1,0 +1,671 @@
+/// @file
+/// @brief emgpu::batched::multi_gpu: the batched LU, QR and SVD on batches
+///        held in host memory, streamed in chunks through one or several GPUs.
+///
+/// Why: the issue's largest batches do not fit one GPU (10^6 complex<double>
+/// 128 x 128 matrices are 262 GB), and once a batch lives in host memory the
+/// PCIe link, not the kernels, sets the pace: the H100 factors 100 000
+/// complex<double> 32 x 32 matrices in 1.5 ms (docs/batched.md), while their
+/// 1.6 GB take about 30 ms each way over a PCIe 5 x16 link. Each GPU has its
+/// own link, so N GPUs move N times the data (as far as the host's memory
+/// keeps up: docs/batched.md).
+///
+/// How: each partition (a device, one host thread, three streams) takes
+/// chunks of consecutive matrices from a shared counter, so a faster GPU or
+/// cheaper matrices (the SVD's iteration count varies) take more chunks. On
+/// a partition, chunk i + 1 is copied in and chunk i - 1 copied out while
+/// chunk i computes, each on its own stream. Each chunk runs the
+/// single-GPU routine of the backend::cuda tag on device copies of its
+/// matrices, so results equal those of one backend::cuda call on the same
+/// matrices. Pinned host memory (cudaMallocHost, cudaHostRegister) makes all
+/// copies asynchronous and reaches the link's bandwidth; pageable memory
+/// works too, at the driver's staging speed (docs/batched.md, "Batches in
+/// host memory").
+///
+/// ```
+/// emgpu::batched::multi_gpu gpus;                    // every visible GPU
+/// emgpu::batched::lu_factor(gpus, a, ipiv, info);    // a, ipiv, info in host memory
+/// emgpu::batched::lu_solve(gpus, a, ipiv, rhs);
+/// ```
+///
+/// The chunk planner (multi_gpu_chunk) is plain C++; the class and the
+/// routines exist only in translation units compiled by nvcc.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include "../core/config.hpp"
+#include "../core/error.hpp"
+
+namespace emgpu::batched {
+
+/// @brief Options of multi_gpu.
+struct multi_gpu_options {
+  /// Device ordinals; empty = every visible device. Repeats are allowed
+  /// ({0, 0}: two partitions on device 0).
+  std::vector<int> devices = {};
+  /// Partitions per listed device (> 1: several host threads feed one GPU;
+  /// the tests use it to exercise the partitioning on one GPU).
+  int partitions_per_device = 1;
+  /// Matrices per chunk; 0 = automatic (multi_gpu_chunk).
+  index_t chunk = 0;
+  /// Called on the calling thread as chunks complete: (matrices done, total);
+  /// last with done == total. Empty: no progress report.
+  std::function<void(index_t, index_t)> progress = {};
+};
+
+/// @brief Matrices per chunk for a batch of `count` matrices of `per_matrix`
+///        bytes (all arrays of one matrix) over `partitions` partitions.
+/// requested > 0 is taken as is (at most count). Automatic: a sixteenth of a
+/// partition's share, between 16 and 256 MiB of arrays, then at least
+/// min_chunk matrices (what the routine needs to fill a GPU; the SVD's
+/// one-thread-per-matrix iteration needs many) and at most max_chunk (> 0:
+/// what device memory allows), rounded to a whole number of equal chunks
+/// per partition. Why a sixteenth: the first chunk's copy in
+/// and the last one's copy out are not overlapped with anything, and with
+/// four chunks a partition (2 x H200, pinned memory, 100 000 x 32 x 32
+/// complex<double> LU) the link ran at 74 % of its rate; per chunk the
+/// pipeline costs a stream synchronisation and the launches.
+/// @throws invalid_argument for count < 0 or partitions < 1.
+inline index_t multi_gpu_chunk(index_t count, std::size_t per_matrix, index_t partitions, index_t requested = 0,
+                               index_t min_chunk = 0, index_t max_chunk = 0) {
+  emgpu::detail::require(count >= 0 && partitions >= 1, "emgpu::batched::multi_gpu_chunk: bad count or partitions");
+  if (count == 0) return 0;
+  if (requested > 0) return std::min(requested, count);
+  constexpr std::size_t lo = std::size_t(16) << 20, hi = std::size_t(256) << 20;
+  const std::size_t per = std::max<std::size_t>(per_matrix, 1);
+  const std::size_t total = per * std::size_t(count);
+  const std::size_t target = std::clamp(total / (16 * std::size_t(partitions)), lo, hi);
+  index_t c = index_t(std::max<std::size_t>(target / per, 1));
+  c = std::max(c, min_chunk);
+  if (max_chunk > 0) c = std::min(c, max_chunk);
+  c = std::max<index_t>(c, 1);
+  // Even chunks, the same number per partition (rounded): with few chunks a
+  // short last one would leave a GPU idle while another finishes.
+  const index_t share = (count + partitions - 1) / partitions;
+  index_t k = std::max<index_t>((share + c / 2) / c, 1);
+  index_t chunk = (share + k - 1) / k;
+  if (max_chunk > 0 && chunk > max_chunk) {
+    k = (share + max_chunk - 1) / max_chunk;
+    chunk = (share + k - 1) / k;
+  }
+  return std::clamp<index_t>(chunk, 1, count);
+}
+
+}  // namespace emgpu::batched
+
+#if defined(__CUDACC__)
+
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+
+#include "../backend/cuda.hpp"
+#include "../backend/cuda_check.hpp"
+#include "../core/matrix_view.hpp"
+#include "lu.hpp"
+#include "qr.hpp"
+#include "svd.hpp"
+#include "workspace.hpp"
+
+namespace emgpu::batched {
+
+/// @brief One or several GPUs that the batched routines stream host-memory
+///        batches through (see the file comment).
+///
+/// Keeps its streams and device buffers (three chunks per partition, grown
+/// as needed) between calls; release() frees the buffers. Calls on one object
+/// run one at a time (a mutex); use one object per concurrent caller. Not
+/// copyable or movable (a call's threads refer to it).
+class multi_gpu {
+ public:
+  /// One array of a batch as the engine moves it: matrix k's bytes start at
+  /// host + k * stride and span extent bytes. in: copied to the device
+  /// before the chunk runs; out: copied back after.
+  struct array {
+    void* host = nullptr;
+    std::size_t stride = 0, extent = 0;
+    bool in = false, out = false;
+  };
+
+  /// @throws invalid_argument when no GPU is visible, on a bad device
+  ///         ordinal, partitions_per_device < 1 or chunk < 0.
+  /// @throws device_error when a stream cannot be created.
+  explicit multi_gpu(multi_gpu_options opt = {}) : opt_(std::move(opt)) {
+    const int n = backend::cuda_device_count();
+    emgpu::detail::require(n > 0, "emgpu::batched::multi_gpu: no CUDA device visible");
+    if (opt_.devices.empty())
+      for (int d = 0; d < n; ++d) opt_.devices.push_back(d);
+    for (int d : opt_.devices)
+      emgpu::detail::require(d >= 0 && d < n, "emgpu::batched::multi_gpu: bad device ordinal " + std::to_string(d));
+    emgpu::detail::require(opt_.partitions_per_device >= 1,
+                           "emgpu::batched::multi_gpu: partitions_per_device must be >= 1");
+    emgpu::detail::require(opt_.chunk >= 0, "emgpu::batched::multi_gpu: chunk must be >= 0");
+    for (int d : opt_.devices)
+      for (int p = 0; p < opt_.partitions_per_device; ++p) parts_.push_back(std::make_unique<partition>(d));
+  }
+  multi_gpu(const multi_gpu&) = delete;
+  multi_gpu& operator=(const multi_gpu&) = delete;
+
+  index_t num_partitions() const noexcept { return index_t(parts_.size()); }
+  /// Device ordinal of partition p.
+  int partition_device(index_t p) const { return parts_.at(std::size_t(p))->dev; }
+  /// Matrices per chunk in the last call (0 before the first).
+  index_t last_chunk() const noexcept { return last_chunk_; }
+  /// Chunks partition p ran in the last call.
+  index_t last_chunks(index_t p) const { return parts_.at(std::size_t(p))->chunks; }
+  /// Frees the device buffers and workspaces (the next call allocates again).
+  void release() {
+    std::lock_guard<std::mutex> lk(call_);
+    for (auto& p : parts_)
+      for (auto& s : p->slots) {
+        s.buf = emgpu::device_vector<std::byte>();
+        s.work.release();
+      }
+  }
+
+  /// @brief Streams `count` matrices through the partitions: for each chunk
+  ///        [k0, k0 + cc), op(tag, k0, cc, dev, work) with dev[i] the device
+  ///        copy of arrays[i]'s chunk (same strides) and work a workspace of
+  ///        the chunk's stream.
+  /// @throws invalid_argument when an array is in device memory.
+  /// @throws the first exception a partition raised (the others stop after
+  ///         their current chunk); device_error for a failed CUDA call.
+  template <class Op>
+  void run(index_t count, std::span<const array> arrays, Op&& op, const char* what, index_t min_chunk = 0) const {
+    std::lock_guard<std::mutex> lk(call_);
+    if (count <= 0) return;
+    emgpu::detail::require(arrays.size() <= max_arrays, "emgpu::batched::multi_gpu::run: too many arrays");
+    std::size_t per = 0;
+    bool pinned_out = true;  // every output in page-locked memory: copies out never block
+    for (const array& a : arrays) {
+      per += std::max(a.stride, a.extent);
+      if (a.extent > 0 && !check_host(a.host, what) && a.out) pinned_out = false;
+    }
+    // The buffers of every partition on a device within half its free
+    // memory: the routines' own workspace (the SVD's) takes from the rest.
+    index_t max_chunk = 0;
+    for (const auto& p : parts_) {
+      emgpu::detail::device_guard g(p->dev);
+      std::size_t free = 0, total = 0;
+      EMGPU_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+      const std::size_t same = std::size_t(
+          std::count_if(parts_.begin(), parts_.end(), [&](const auto& q) { return q->dev == p->dev; }));
+      std::size_t held = 0;  // reusable
+      for (const slot& sl : p->slots) held += sl.buf.bytes();
+      const index_t c = index_t((free / same + held) / (2 * nslots * std::max<std::size_t>(per, 1)));
+      max_chunk = max_chunk == 0 ? std::max<index_t>(c, 1) : std::min(max_chunk, std::max<index_t>(c, 1));
+    }
+    const index_t chunk = multi_gpu_chunk(count, per, num_partitions(), opt_.chunk, min_chunk, max_chunk);
+    last_chunk_ = chunk;
+    const index_t chunks = (count + chunk - 1) / chunk;
+    // Device layout of a slot: each array's chunk, 256-byte aligned.
+    std::vector<std::size_t> off(arrays.size() + 1, 0);
+    for (std::size_t i = 0; i < arrays.size(); ++i) {
+      const std::size_t b = span_bytes(arrays[i], chunk);
+      off[i + 1] = off[i] + ((b + 255) & ~std::size_t(255));
+    }
+    std::atomic<index_t> next{0};
+    std::atomic<bool> stop{false};
+    std::mutex m;
+    std::condition_variable cv;
+    index_t done = 0;
+    std::size_t finished = 0;
+    const std::size_t np = parts_.size();
+    std::vector<std::exception_ptr> errors(np);
+    std::vector<std::thread> threads;
+    threads.reserve(np);
+    const auto work = [&](std::size_t p) {
+        partition& part = *parts_[p];
+        part.chunks = 0;
+        try {
+          emgpu::detail::device_guard g(part.dev);
+          for (slot& s : part.slots) {
+            if (std::size_t(s.buf.size()) < off.back()) {
+              s.buf = emgpu::device_vector<std::byte>();  // free first: old and new need not fit together
+              s.buf = emgpu::device_vector<std::byte>(index_t(off.back()), part.dev);
+            }
+          }
+          struct job {
+            index_t k0 = 0, cc = 0;
+            int s = -1;  // slot, -1: none
+          };
+          int q = 0;
+          // The next chunk from the shared counter, on the next slot.
+          const auto grab = [&]() -> job {
+            if (stop.load(std::memory_order_relaxed)) return {};
+            const index_t c = next.fetch_add(1);
+            if (c >= chunks) return {};
+            const job j{c * chunk, std::min(chunk, count - c * chunk), q};
+            q = (q + 1) % nslots;
+            return j;
+          };
+          const auto device_ptrs = [&](const job& j, std::byte** dev) {
+            for (std::size_t i = 0; i < arrays.size(); ++i) dev[i] = part.slots[j.s].buf.data() + off[i];
+          };
+          // Waits for slot s's last chunk (its copy out) before the slot is
+          // reused, and reports it: the chunk's results are in host memory.
+          const auto retire = [&](int si) {
+            slot& s = part.slots[si];
+            EMGPU_CUDA_CHECK(cudaStreamSynchronize(s.stream.s));
+            if (s.pending > 0) {
+              {
+                std::lock_guard<std::mutex> l(m);
+                done += s.pending;
+              }
+              cv.notify_one();
+              s.pending = 0;
+            }
+          };
+          const auto copy_in = [&](const job& j) {
+            retire(j.s);
+            std::byte* dev[max_arrays];
+            device_ptrs(j, dev);
+            for (std::size_t i = 0; i < arrays.size(); ++i) {
+              const array& a = arrays[i];
+              if (a.in && a.extent > 0)
+                EMGPU_CUDA_CHECK(cudaMemcpyAsync(dev[i], static_cast<const std::byte*>(a.host) +
+                                                             std::size_t(j.k0) * a.stride,
+                                                 span_bytes(a, j.cc), cudaMemcpyHostToDevice,
+                                                 part.slots[j.s].stream.s));
+            }
+          };
+          const auto copy_out = [&](const job& j) {
+            if (j.s < 0) return;
+            slot& s = part.slots[j.s];
+            for (std::size_t i = 0; i < arrays.size(); ++i) {
+              const array& a = arrays[i];
+              if (!a.out || a.extent == 0) continue;
+              EMGPU_CUDA_CHECK(cudaMemcpyAsync(static_cast<std::byte*>(a.host) + std::size_t(j.k0) * a.stride,
+                                               s.buf.data() + off[i], span_bytes(a, j.cc),
+                                               cudaMemcpyDeviceToHost, s.stream.s));
+            }
+            s.pending = j.cc;
+          };
+          // Three slots, chunk i on slot i mod 3: while chunk i's routine
+          // runs (and may block this thread: the SVD waits for its rounds),
+          // chunk i + 1 is already copied in and chunk i - 1 is copied out.
+          // A copy into pageable memory blocks the thread, so there chunk
+          // i - 1 goes out after chunk i's kernels are queued, which then
+          // run during it; a copy into pinned memory does not block, so it
+          // goes first, and the link out never waits for the routine.
+          job prev, cur = grab();
+          if (cur.s >= 0) copy_in(cur);
+          while (cur.s >= 0) {
+            const job nxt = grab();
+            if (nxt.s >= 0) copy_in(nxt);
+            if (pinned_out) copy_out(prev);
+            std::byte* dev[max_arrays];
+            device_ptrs(cur, dev);
+            op(backend::cuda{part.slots[cur.s].stream.s, part.dev}, cur.k0, cur.cc,
+               static_cast<std::byte* const*>(dev), &part.slots[cur.s].work);
+            if (!pinned_out) copy_out(prev);
+            ++part.chunks;
+            prev = cur;
+            cur = nxt;
+          }
+          copy_out(prev);
+          for (int si = 0; si < nslots; ++si) retire(si);
+        } catch (...) {
+          errors[p] = std::current_exception();
+          stop.store(true);
+          // Leave nothing queued on this partition's buffers.
+          for (slot& s : part.slots) (void)cudaStreamSynchronize(s.stream.s);
+          for (slot& s : part.slots) s.pending = 0;
+          (void)cudaGetLastError();
+        }
+        {
+          std::lock_guard<std::mutex> l(m);
+          ++finished;
+        }
+        cv.notify_one();
+    };
+    try {
+      for (std::size_t p = 0; p < np; ++p) threads.emplace_back(work, p);
+    } catch (...) {  // no thread for a partition: stop the others first
+      stop.store(true);
+      for (auto& t : threads) t.join();
+      throw;
+    }
+    // The calling thread reports progress, so that the callback need not be
+    // thread-safe.
+    {
+      std::unique_lock<std::mutex> l(m);
+      index_t shown = 0;
+      while (true) {
+        cv.wait(l, [&] { return finished == np || done != shown; });
+        if (done != shown && opt_.progress) {
+          shown = done;
+          l.unlock();
+          try {
+            opt_.progress(shown, count);
+          } catch (...) {
+            // A throwing callback must not leave the threads unjoined.
+            l.lock();
+            stop.store(true);
+            cv.wait(l, [&] { return finished == np; });
+            l.unlock();
+            for (auto& t : threads) t.join();
+            throw;
+          }
+          l.lock();
+        }
+        shown = done;
+        if (finished == np && done == shown) break;
+      }
+    }
+    for (auto& t : threads) t.join();
+    for (auto& e : errors)
+      if (e) std::rethrow_exception(e);
+  }
+
+  /// Most arrays one call may move.
+  static constexpr std::size_t max_arrays = 8;
+  /// Chunks in flight per partition (one in, one computing, one out).
+  static constexpr int nslots = 3;
+
+ private:
+  struct stream_holder {
+    cudaStream_t s = nullptr;
+    int dev = 0;
+    explicit stream_holder(int d) : dev(d) {
+      emgpu::detail::device_guard g(d);
+      EMGPU_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    }
+    ~stream_holder() {
+      int prev = 0;
+      if (cudaGetDevice(&prev) == cudaSuccess && cudaSetDevice(dev) == cudaSuccess) {
+        (void)cudaStreamDestroy(s);
+        (void)cudaSetDevice(prev);
+      }
+    }
+    stream_holder(const stream_holder&) = delete;
+    stream_holder& operator=(const stream_holder&) = delete;
+  };
+  struct slot {
+    stream_holder stream;
+    emgpu::device_vector<std::byte> buf;
+    workspace work;
+    index_t pending = 0;  // matrices copied out on this stream, not yet reported
+    explicit slot(int d) : stream(d) {}
+  };
+  struct partition {
+    int dev;
+    slot slots[nslots];
+    index_t chunks = 0;
+    explicit partition(int d) : dev(d), slots{slot(d), slot(d), slot(d)} {}
+  };
+
+  static std::size_t span_bytes(const array& a, index_t cc) {
+    return a.extent == 0 || cc <= 0 ? 0 : std::size_t(cc - 1) * a.stride + a.extent;
+  }
+  /// Device memory here would be copied as if it were host memory: refuse
+  /// it. @return whether p is page-locked host memory.
+  static bool check_host(const void* p, const char* what) {
+    cudaPointerAttributes at{};
+    const cudaError_t e = cudaPointerGetAttributes(&at, p);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();  // unregistered host memory on old drivers
+      return false;
+    }
+    emgpu::detail::require(at.type != cudaMemoryTypeDevice,
+                           std::string("emgpu::batched::") + what +
+                               " (multi_gpu): the batch must be in host memory; for a batch in one GPU's "
+                               "memory call the backend::cuda overload");
+    return at.type == cudaMemoryTypeHost;
+  }
+
+  multi_gpu_options opt_;
+  std::vector<std::unique_ptr<partition>> parts_;
+  mutable std::mutex call_;
+  mutable index_t last_chunk_ = 0;
+};
+
+/// @brief Page-locks a host buffer for its lifetime (cudaHostRegister /
+///        cudaHostUnregister), so that multi_gpu moves it at the PCIe
+///        link's rate instead of the driver's staging rate.
+/// Registering costs time too (docs/batched.md gives both), so it pays for
+/// a buffer used in several calls. Not copyable; movable.
+/// @throws invalid_argument for a null pointer with bytes > 0; device_error
+///         when registration fails (e.g. the range is already registered).
+class host_pin {
+ public:
+  host_pin() = default;
+  host_pin(void* p, std::size_t bytes) {
+    if (bytes == 0) return;
+    emgpu::detail::require(p != nullptr, "emgpu::batched::host_pin: null pointer");
+    EMGPU_CUDA_CHECK(cudaHostRegister(p, bytes, cudaHostRegisterDefault));
+    p_ = p;
+  }
+  /// Pins a contiguous range of elements (a std::vector, a span).
+  template <class T>
+  explicit host_pin(std::span<T> s) : host_pin(const_cast<std::remove_const_t<T>*>(s.data()), s.size_bytes()) {}
+  host_pin(host_pin&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+  host_pin& operator=(host_pin&& o) noexcept {
+    if (this != &o) {
+      reset();
+      p_ = std::exchange(o.p_, nullptr);
+    }
+    return *this;
+  }
+  host_pin(const host_pin&) = delete;
+  host_pin& operator=(const host_pin&) = delete;
+  ~host_pin() { reset(); }
+  /// Unpins now (waits for nothing: the caller must not have copies in flight).
+  void reset() noexcept {
+    if (p_) (void)cudaHostUnregister(p_);
+    p_ = nullptr;
+  }
+  bool pinned() const noexcept { return p_ != nullptr; }
+
+ private:
+  void* p_ = nullptr;
+};
+
+namespace detail {
+
+/// The engine's view of a strided batch. An output that does not cover its
+/// whole span (ld > rows, or gaps between matrices) is also copied in, so
+/// that the bytes between its entries come back unchanged.
+template <class T>
+inline multi_gpu::array mg_matrices(strided_batch_view<T> v, bool in, bool out) {
+  using U = std::remove_const_t<T>;
+  const bool empty = v.rows == 0 || v.cols == 0 || v.count == 0;
+  const std::size_t extent = empty ? 0 : std::size_t(v.ld * (v.cols - 1) + v.rows) * sizeof(U);
+  const bool dense = v.ld == v.rows && (v.count == 1 || v.stride == v.rows * v.cols);
+  return {const_cast<U*>(v.data), std::size_t(v.stride) * sizeof(U), extent, in || (out && !dense), out};
+}
+/// `per` consecutive elements per matrix (pivots, info, singular values).
+template <class T>
+inline multi_gpu::array mg_vector(T* p, index_t per, bool in, bool out) {
+  using U = std::remove_const_t<T>;
+  const std::size_t b = std::size_t(per) * sizeof(U);
+  return {const_cast<U*>(p), b, b, in, out};
+}
+/// The device copy of chunk cc of view v.
+template <class T>
+inline strided_batch_view<T> mg_view(strided_batch_view<T> v, std::byte* dev, index_t cc) {
+  return {reinterpret_cast<T*>(dev), v.rows, v.cols, v.ld, v.stride, cc};
+}
+template <class T>
+inline T* mg_ptr(std::byte* dev) {
+  return reinterpret_cast<T*>(dev);
+}
+
+}  // namespace detail
+
+/// @brief lu_factor on a batch in host memory (a, ipiv, info in host memory).
+/// @throws as lu_factor and multi_gpu::run.
+template <batched_scalar T>
+void lu_factor(const multi_gpu& g, strided_batch_view<T> a, index_t* ipiv, int* info) {
+  detail::check_square(a, "lu_factor");
+  if (a.count == 0) return;
+  detail::check_ptr(ipiv, a.rows > 0, "lu_factor", "ipiv");
+  detail::check_ptr(info, true, "lu_factor", "info");
+  const index_t n = a.rows;
+  const multi_gpu::array arr[] = {detail::mg_matrices(a, true, true), detail::mg_vector(ipiv, n, false, true),
+                                  detail::mg_vector(info, 1, false, true)};
+  g.run(
+      a.count, arr,
+      [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
+        lu_factor(b, detail::mg_view(a, d[0], cc), detail::mg_ptr<index_t>(d[1]), detail::mg_ptr<int>(d[2]));
+      },
+      "lu_factor");
+}
+
+/// @brief lu_solve on a batch in host memory.
+/// @throws as lu_solve and multi_gpu::run.
+template <class TL, batched_scalar T>
+  requires std::is_same_v<std::remove_const_t<TL>, T>
+void lu_solve(const multi_gpu& g, strided_batch_view<TL> lu, const index_t* ipiv, strided_batch_view<T> rhs) {
+  detail::check_square(lu, "lu_solve");
+  detail::check_batch(rhs, "lu_solve", "rhs");
+  detail::detail_require(rhs.rows == lu.rows && rhs.count == lu.count,
+                         "emgpu::batched::lu_solve: rhs rows or count differ from lu");
+  if (lu.count == 0 || rhs.cols == 0 || lu.rows == 0) return;
+  detail::check_ptr(ipiv, true, "lu_solve", "ipiv");
+  const multi_gpu::array arr[] = {detail::mg_matrices(lu, true, false),
+                                  detail::mg_vector(ipiv, lu.rows, true, false),
+                                  detail::mg_matrices(rhs, true, true)};
+  g.run(
+      lu.count, arr,
+      [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
+        lu_solve(b, detail::mg_view(lu, d[0], cc), detail::mg_ptr<const index_t>(d[1]),
+                 detail::mg_view(rhs, d[2], cc));
+      },
+      "lu_solve");
+}
+
+/// @brief inverse on a batch in host memory.
+/// @throws as inverse and multi_gpu::run.
+template <class TL, batched_scalar T>
+  requires std::is_same_v<std::remove_const_t<TL>, T>
+void inverse(const multi_gpu& g, strided_batch_view<TL> lu, const index_t* ipiv, strided_batch_view<T> inv) {
+  detail::check_square(lu, "inverse");
+  detail::check_square(inv, "inverse");
+  detail::detail_require(inv.rows == lu.rows && inv.count == lu.count,
+                         "emgpu::batched::inverse: inv shape or count differs from lu");
+  if (lu.count == 0 || lu.rows == 0) return;
+  detail::check_ptr(ipiv, true, "inverse", "ipiv");
+  detail::detail_require(static_cast<const void*>(inv.data) != static_cast<const void*>(lu.data),
+                         "emgpu::batched::inverse: inv must not alias lu");
+  const multi_gpu::array arr[] = {detail::mg_matrices(lu, true, false),
+                                  detail::mg_vector(ipiv, lu.rows, true, false),
+                                  detail::mg_matrices(inv, false, true)};
+  g.run(
+      lu.count, arr,
+      [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
+        inverse(b, detail::mg_view(lu, d[0], cc), detail::mg_ptr<const index_t>(d[1]),
+                detail::mg_view(inv, d[2], cc));
+      },
+      "inverse");
+}
+
+/// @brief qr_factor on a batch in host memory.
+/// @throws as qr_factor and multi_gpu::run.
+template <batched_scalar T>
+void qr_factor(const multi_gpu& g, strided_batch_view<T> a) {
+  detail::check_tall(a, "qr_factor");
+  if (a.count == 0) return;
+  const multi_gpu::array arr[] = {detail::mg_matrices(a, true, true)};
+  g.run(
+      a.count, arr,
+      [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
+        qr_factor(b, detail::mg_view(a, d[0], cc));
+      },
+      "qr_factor");
+}
+
+/// @brief least_squares on a batch in host memory.
+/// @throws as least_squares and multi_gpu::run.
+template <batched_scalar T>
+void least_squares(const multi_gpu& g, strided_batch_view<T> a, strided_batch_view<T> rhs, int* info) {
+  detail::check_tall(a, "least_squares");
+  detail::check_batch(rhs, "least_squares", "rhs");
+  detail::detail_require(rhs.rows == a.rows && rhs.count == a.count,
+                         "emgpu::batched::least_squares: rhs rows or count differ from a");
+  if (a.count == 0) return;
+  detail::check_ptr(info, true, "least_squares", "info");
+  const multi_gpu::array arr[] = {detail::mg_matrices(a, true, true), detail::mg_matrices(rhs, true, true),
+                                  detail::mg_vector(info, 1, false, true)};
+  g.run(
+      a.count, arr,
+      [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
+        least_squares(b, detail::mg_view(a, d[0], cc), detail::mg_view(rhs, d[1], cc), detail::mg_ptr<int>(d[2]));
+      },
+      "least_squares");
+}
+
+namespace detail {
+/// Matrices per chunk that the SVD needs to fill a GPU: the QR method's
+/// iteration runs one thread per matrix (detail/svd_gk_split.hpp). 2 x
+/// H200, 100 000 x 32 x 32 complex<double>, U, S, V from pinned memory:
+/// 5 432-matrix chunks (the byte target alone) took 143.8 ms on one GPU,
+/// six times the 24.1 ms of the same call on device memory; 33 334 (three
+/// chunks) 121.7 ms, where moving the data alone takes 61.8
+/// (docs/batched.md).
+template <class T>
+inline index_t svd_min_chunk(strided_batch_view<T> a, const svd_options& opt) {
+  const bool qr_method = opt.method == svd_method::qr ||
+                         (opt.method == svd_method::automatic && a.rows > svd_jacobi_max_m_cuda);
+  return qr_method && !opt.qr_precondition ? 16384 : 0;
+}
+}  // namespace detail
+
+/// @brief svd on a batch in host memory. opt.work is ignored: each stream
+///        of each partition keeps a workspace of its own.
+/// @throws as svd and multi_gpu::run.
+template <batched_scalar T>
+void svd(const multi_gpu& g, strided_batch_view<T> a, real_type_t<T>* sigma, strided_batch_view<T> u,
+         strided_batch_view<T> v, int* info, svd_options opt = {}) {
+  detail::check_tall(a, "svd");
+  const index_t m = a.rows, n = a.cols, count = a.count;
+  const bool want_u = u.data != nullptr, want_v = v.data != nullptr;
+  if (want_u) {
+    detail::check_batch(u, "svd", "u");
+    detail::detail_require(u.rows == m && u.cols == n && u.count == count,
+                           "emgpu::batched::svd: u must be m x n per matrix, same count");
+    detail::detail_require(static_cast<void*>(u.data) != static_cast<void*>(a.data),
+                           "emgpu::batched::svd: u must not alias a");
+  }
+  if (want_v) {
+    detail::check_batch(v, "svd", "v");
+    detail::detail_require(v.rows == n && v.cols == n && v.count == count,
+                           "emgpu::batched::svd: v must be n x n per matrix, same count");
+  }
+  detail::detail_require(opt.tol >= 0 && opt.max_sweeps >= 0, "emgpu::batched::svd: tol < 0 or max_sweeps < 0");
+  if (count == 0) return;
+  detail::check_ptr(info, true, "svd", "info");
+  detail::check_ptr(sigma, n > 0, "svd", "sigma");
+  // a is workspace (contents unspecified on return): copied in, not back.
+  const strided_batch_view<T> none{nullptr, 0, 0, 1, 0, 0};
+  const multi_gpu::array arr[] = {detail::mg_matrices(a, true, false), detail::mg_vector(sigma, n, false, true),
+                                  detail::mg_matrices(want_u ? u : none, false, true),
+                                  detail::mg_matrices(want_v ? v : none, false, true),
+                                  detail::mg_vector(info, 1, false, true)};
+  g.run(
+      count, arr,
+      [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace* work) {
+        svd_options o = opt;
+        o.work = work;
+        const strided_batch_view<T> nu{nullptr, m, n, u.ld, 0, cc}, nv{nullptr, n, n, v.ld, 0, cc};
+        svd(b, detail::mg_view(a, d[0], cc), detail::mg_ptr<real_type_t<T>>(d[1]),
+            want_u ? detail::mg_view(u, d[2], cc) : nu, want_v ? detail::mg_view(v, d[3], cc) : nv,
+            detail::mg_ptr<int>(d[4]), o);
+      },
+      "svd", detail::svd_min_chunk(a, opt));
+}
+
+}  // namespace emgpu::batched
+
+#endif  // __CUDACC__

@@ -1,0 +1,341 @@
+// Batches in host memory streamed through one or several GPUs
+// (emgpu/batched/multi_gpu.hpp). Every chunk runs the single-GPU routine on
+// device copies of its matrices, so the results must equal one backend::cuda
+// call on the whole batch bit for bit (same kernels, same data): any chunk
+// misplaced, copied short or copied twice shows as a difference. Partitions
+// on one device (partitions_per_device > 1) and small chunks exercise the
+// partitioning, the remainders and the two-stream pipeline on one GPU; the
+// "every visible GPU" case takes two partitions on a 2-GPU machine. The CPU
+// build checks the chunk planner, which is plain C++.
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "batched_util.hpp"
+
+using namespace emgpu;
+using emgpu::index_t;
+
+TEST_CASE("batched multi-GPU: chunk planner", "[batched][multi_gpu]") {
+  using batched::multi_gpu_chunk;
+  CHECK(multi_gpu_chunk(0, 1024, 2) == 0);
+  CHECK(multi_gpu_chunk(1000, 1024, 2, 37) == 37);
+  CHECK(multi_gpu_chunk(10, 1024, 2, 37) == 10);
+  // Small batch: the 16 MiB floor holds it all, one chunk a partition.
+  CHECK(multi_gpu_chunk(1000, 16384, 2) == 500);
+  // 100 000 x 16 KB (1.6 GB), 2 partitions: a sixteenth of a share, 51 MB.
+  CHECK(multi_gpu_chunk(100000, 16384, 2) == 3125);
+  // 10^6 x 256 KB: 256 MiB chunks (1024 matrices), evened out: 488 a
+  // partition of ceil(500 000 / 488).
+  CHECK(multi_gpu_chunk(1000000, 262144, 2) == 1025);
+  // A matrix larger than the cap still makes a chunk of one.
+  CHECK(multi_gpu_chunk(5, std::size_t(1) << 30, 1) == 1);
+  CHECK(multi_gpu_chunk(5, 0, 1) == 5);
+  // At least min_chunk (rounded to 3 even chunks a partition), at most max_chunk.
+  CHECK(multi_gpu_chunk(100000, 49152, 2, 0, 16384) == 16667);
+  CHECK(multi_gpu_chunk(100000, 16384, 1, 0, 0, 1000) == 1000);
+  CHECK(multi_gpu_chunk(100000, 16384, 1, 0, 0, 999) == 991);  // 101 even chunks
+  // Even chunks: the last one short by less than the number of chunks (each
+  // was rounded up by less than one matrix).
+  for (index_t count : {index_t(1), index_t(7), index_t(99999), index_t(123457)})
+    for (index_t parts : {index_t(1), index_t(2), index_t(3), index_t(8)}) {
+      const index_t c = multi_gpu_chunk(count, 4096, parts, 0, 5000);
+      const index_t chunks = (count + c - 1) / c;
+      INFO("count " << count << ", partitions " << parts << ", chunk " << c);
+      CHECK(c >= 1);
+      CHECK(c <= count);
+      const index_t last = count - (chunks - 1) * c;
+      CHECK(last >= 1);
+      CHECK(last > c - chunks);
+    }
+  REQUIRE_THROWS_AS(multi_gpu_chunk(-1, 8, 1), emgpu::invalid_argument);
+  REQUIRE_THROWS_AS(multi_gpu_chunk(1, 8, 0), emgpu::invalid_argument);
+}
+
+#if defined(EMGPU_TEST_CUDA)
+
+namespace {
+
+using T = complex<double>;
+using R = double;
+const backend::cuda gpu{};
+
+std::vector<T> random_batch(std::size_t elems, std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<T> h(elems);
+  for (auto& x : h) x = T(u(g), u(g));
+  return h;
+}
+
+template <class U>
+std::vector<U> down(const device_vector<U>& d) {
+  return d.to_host();
+}
+template <class U>
+device_vector<U> up(const std::vector<U>& h) {
+  return device_vector<U>(std::span<const U>(h.data(), h.size()));
+}
+template <class U>
+strided_batch_view<U> with(strided_batch_view<U> v, U* p) {
+  v.data = p;
+  return v;
+}
+
+bool same_bits(const void* a, const void* b, std::size_t bytes) { return std::memcmp(a, b, bytes) == 0; }
+template <class U>
+bool same(const std::vector<U>& a, const std::vector<U>& b) {
+  return a.size() == b.size() && same_bits(a.data(), b.data(), a.size() * sizeof(U));
+}
+
+/// Host memory from cudaMallocHost (pinned), freed on scope exit.
+template <class U>
+struct pinned {
+  U* p = nullptr;
+  std::size_t n = 0;
+  explicit pinned(const std::vector<U>& h) : n(h.size()) {
+    EMGPU_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p), n * sizeof(U)));
+    std::copy(h.begin(), h.end(), p);
+  }
+  ~pinned() { (void)cudaFreeHost(p); }
+  pinned(const pinned&) = delete;
+  pinned& operator=(const pinned&) = delete;
+  std::vector<U> vec() const { return std::vector<U>(p, p + n); }
+};
+
+/// LU, solve and inverse of a padded batch (ld = n + 3, 5 spare elements
+/// between matrices, filled with a sentinel that must survive) through g,
+/// against one backend::cuda call; ipiv, info, the factors, the solution
+/// and the inverse bit for bit.
+void lu_case(const batched::multi_gpu& g, index_t n, index_t count, bool use_pinned) {
+  INFO("n = " << n << ", count = " << count << (use_pinned ? ", pinned" : ", pageable"));
+  const index_t ld = n + 3, stride = ld * n + 5, nrhs = 3;
+  const std::size_t elems = std::size_t(stride * count);
+  std::vector<T> h = random_batch(elems, 99 + std::uint64_t(n));
+  const T sentinel(12345.0, -6789.0);
+  for (index_t k = 0; k < count; ++k) {
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = n; i < ld; ++i) h[std::size_t(k * stride + j * ld + i)] = sentinel;
+    for (index_t i = ld * n; i < stride; ++i) h[std::size_t(k * stride + i)] = sentinel;
+  }
+  // Exactly singular matrices (a zero first column: info 1), in different
+  // chunks.
+  for (index_t k : {index_t(1), count / 2, count - 1})
+    for (index_t i = 0; i < n; ++i) h[std::size_t(k * stride + i)] = T(0);
+  const std::vector<T> rhs0 = random_batch(std::size_t(n * nrhs * count), 7);
+  const strided_batch_view<T> av{nullptr, n, n, ld, stride, count};
+  const strided_batch_view<T> bv{nullptr, n, nrhs, n, n * nrhs, count};
+  const strided_batch_view<T> iv{nullptr, n, n, ld, stride, count};
+
+  // Reference: one single-GPU call.
+  auto da = up(h);
+  device_vector<index_t> dp(n * count);
+  device_vector<int> di(count);
+  batched::lu_factor(gpu, with(av, da.data()), dp.data(), di.data());
+  auto db = up(rhs0);
+  batched::lu_solve(gpu, with(av, da.data()), dp.data(), with(bv, db.data()));
+  auto dinv = up(h);  // the sentinels in the gaps
+  batched::inverse(gpu, with(av, da.data()), dp.data(), with(iv, dinv.data()));
+  const auto ra = down(da), rb = down(db), rinv = down(dinv);
+  const auto rp = down(dp);
+  const auto ri = down(di);
+  CHECK(ri[1] == 1);
+  CHECK(ri[std::size_t(count / 2)] == 1);
+  CHECK(ri[std::size_t(count - 1)] == 1);
+  CHECK(ri[0] == 0);
+
+  std::vector<T> a = h, x = rhs0, inv = h;
+  std::vector<index_t> piv(std::size_t(n * count), -7);
+  std::vector<int> info(std::size_t(count), -7);
+  if (use_pinned) {
+    pinned<T> pa(a), px(x), pinv(inv);
+    pinned<index_t> pp(piv);
+    pinned<int> pi(info);
+    batched::lu_factor(g, with(av, pa.p), pp.p, pi.p);
+    batched::lu_solve(g, with(av, pa.p), pp.p, with(bv, px.p));
+    batched::inverse(g, with(av, pa.p), pp.p, with(iv, pinv.p));
+    a = pa.vec(), x = px.vec(), inv = pinv.vec(), piv = pp.vec(), info = pi.vec();
+  } else {
+    batched::lu_factor(g, with(av, a.data()), piv.data(), info.data());
+    batched::lu_solve(g, with(av, a.data()), piv.data(), with(bv, x.data()));
+    batched::inverse(g, with(av, a.data()), piv.data(), with(iv, inv.data()));
+  }
+  CHECK(same(a, ra));
+  CHECK(same(piv, rp));
+  CHECK(same(info, ri));
+  CHECK(same(x, rb));
+  CHECK(same(inv, rinv));
+  std::size_t kept = 0;
+  for (index_t k = 0; k < count; ++k)
+    for (index_t i = ld * n; i < stride; ++i)
+      kept += a[std::size_t(k * stride + i)] == sentinel && inv[std::size_t(k * stride + i)] == sentinel;
+  CHECK(kept == std::size_t(count * (stride - ld * n)));
+  // Not equal garbage: the solution solves the first matrix.
+  long double res = 0, nrm = 0;
+  for (index_t c = 0; c < nrhs; ++c)
+    for (index_t i = 0; i < n; ++i) {
+      std::complex<long double> s = 0;
+      for (index_t j = 0; j < n; ++j)
+        s += bt::to_ld(h[std::size_t(i + j * ld)]) * bt::to_ld(x[std::size_t(j + c * n)]);
+      res += std::norm(s - bt::to_ld(rhs0[std::size_t(i + c * n)]));
+      nrm += std::norm(bt::to_ld(rhs0[std::size_t(i + c * n)]));
+    }
+  CHECK(std::sqrt(double(res / nrm)) <= 1e-10);
+}
+
+}  // namespace
+
+TEST_CASE("batched multi-GPU: LU, solve, inverse equal one GPU", "[batched][multi_gpu]") {
+  for (int per : {1, 3}) {
+    batched::multi_gpu g({.devices = {0}, .partitions_per_device = per, .chunk = 37});
+    CHECK(g.num_partitions() == per);
+    lu_case(g, 16, 500, false);
+    index_t chunks = 0;
+    for (index_t p = 0; p < g.num_partitions(); ++p) chunks += g.last_chunks(p);
+    CHECK(g.last_chunk() == 37);
+    CHECK(chunks == (500 + 36) / 37);
+    lu_case(g, 32, 203, true);
+    lu_case(g, 1, 100, false);
+  }
+  // Automatic chunk, n = 64 and 128 (other kernels), every visible GPU.
+  for (int per : {1, 2}) {
+    batched::multi_gpu g({.partitions_per_device = per});
+    INFO("devices " << backend::cuda_device_count() << ", partitions " << g.num_partitions());
+    lu_case(g, 64, 40, true);
+    lu_case(g, 128, 9, false);
+  }
+}
+
+// The device buffers are sized to a chunk exactly (the last one shorter):
+// memcheck sees any kernel access past a chunk's matrices.
+TEST_CASE("batched multi-GPU: small chunks for compute-sanitizer", "[batched][multi_gpu][sanitize]") {
+  batched::multi_gpu g({.devices = {0, 0}, .chunk = 7});
+  lu_case(g, 8, 60, false);
+  lu_case(g, 32, 20, true);
+}
+
+TEST_CASE("batched multi-GPU: QR, least squares, SVD equal one GPU", "[batched][multi_gpu]") {
+  batched::multi_gpu g({.devices = {0, 0}, .chunk = 29});
+  for (auto [m, n] : {std::pair<index_t, index_t>{24, 16}, {32, 32}, {8, 8}, {100, 64}}) {
+    INFO("m = " << m << ", n = " << n);
+    const index_t count = m > 64 ? 31 : 150, nrhs = 2;
+    const std::vector<T> h = random_batch(std::size_t(m * n * count), 5 + std::uint64_t(m));
+    const std::vector<T> b0 = random_batch(std::size_t(m * nrhs * count), 6);
+    const strided_batch_view<T> av{nullptr, m, n, m, m * n, count};
+    const strided_batch_view<T> bv{nullptr, m, nrhs, m, m * nrhs, count};
+    // QR
+    auto da = up(h);
+    batched::qr_factor(gpu, with(av, da.data()));
+    std::vector<T> a = h;
+    batched::qr_factor(g, with(av, a.data()));
+    CHECK(same(a, down(da)));
+    // Least squares
+    da = up(h);
+    auto db = up(b0);
+    device_vector<int> di(count);
+    batched::least_squares(gpu, with(av, da.data()), with(bv, db.data()), di.data());
+    a = h;
+    std::vector<T> x = b0;
+    std::vector<int> info(std::size_t(count), -1);
+    batched::least_squares(g, with(av, a.data()), with(bv, x.data()), info.data());
+    CHECK(same(a, down(da)));
+    CHECK(same(x, down(db)));
+    CHECK(same(info, down(di)));
+    // SVD with U and V, and singular values alone
+    const strided_batch_view<T> uv{nullptr, m, n, m, m * n, count}, vv{nullptr, n, n, n, n * n, count};
+    const strided_batch_view<T> none{nullptr, 0, 0, 1, 0, count};
+    da = up(h);
+    device_vector<R> ds(n * count);
+    device_vector<T> du(m * n * count), dv(n * n * count);
+    batched::svd(gpu, with(av, da.data()), ds.data(), with(uv, du.data()), with(vv, dv.data()), di.data());
+    a = h;
+    std::vector<R> s(std::size_t(n * count));
+    std::vector<T> u(std::size_t(m * n * count)), v(std::size_t(n * n * count));
+    batched::svd(g, with(av, a.data()), s.data(), with(uv, u.data()), with(vv, v.data()), info.data());
+    CHECK(same(s, down(ds)));
+    CHECK(same(u, down(du)));
+    CHECK(same(v, down(dv)));
+    CHECK(same(info, down(di)));
+    CHECK(std::all_of(info.begin(), info.end(), [](int i) { return i == 0; }));
+    da = up(h);
+    batched::svd(gpu, with(av, da.data()), ds.data(), none, none, di.data());
+    a = h;
+    batched::svd(g, with(av, a.data()), s.data(), none, none, info.data());
+    CHECK(same(s, down(ds)));
+    CHECK(a == h);  // a is only copied in
+  }
+}
+
+TEST_CASE("batched multi-GPU: progress and errors", "[batched][multi_gpu]") {
+  const index_t n = 8, count = 1000;
+  const std::vector<T> h = random_batch(std::size_t(n * n * count), 11);
+  const strided_batch_view<T> av{nullptr, n, n, n, n * n, count};
+  std::vector<index_t> piv(std::size_t(n * count));
+  std::vector<int> info(static_cast<std::size_t>(count));
+  std::vector<std::pair<index_t, index_t>> seen;
+  batched::multi_gpu g({.devices = {0},
+                        .partitions_per_device = 2,
+                        .chunk = 64,
+                        .progress = [&](index_t d, index_t t) { seen.emplace_back(d, t); }});
+  std::vector<T> a = h;
+  batched::lu_factor(g, with(av, a.data()), piv.data(), info.data());
+  REQUIRE(!seen.empty());
+  CHECK(seen.back() == std::pair<index_t, index_t>(count, count));
+  for (std::size_t i = 1; i < seen.size(); ++i) CHECK(seen[i].first > seen[i - 1].first);
+
+  // A device pointer is refused before anything runs.
+  auto d = up(h);
+  REQUIRE_THROWS_AS(batched::lu_factor(g, with(av, d.data()), piv.data(), info.data()), emgpu::invalid_argument);
+  // Shapes as in the single-GPU routines.
+  REQUIRE_THROWS_AS(batched::lu_factor(g, strided_batch_view<T>{a.data(), n, n - 1, n, n * n, count}, piv.data(),
+                                       info.data()),
+                    emgpu::invalid_argument);
+  REQUIRE_THROWS_AS(batched::lu_factor(g, with(av, a.data()), piv.data(), static_cast<int*>(nullptr)),
+                    emgpu::invalid_argument);
+  REQUIRE_THROWS_AS(batched::multi_gpu({.devices = {99}}), emgpu::invalid_argument);
+  REQUIRE_THROWS_AS(batched::multi_gpu({.partitions_per_device = 0}), emgpu::invalid_argument);
+  // Empty batch: nothing to do, no progress call.
+  seen.clear();
+  batched::lu_factor(g, strided_batch_view<T>{nullptr, n, n, n, n * n, 0}, piv.data(), info.data());
+  CHECK(seen.empty());
+
+  // A throwing progress callback reaches the caller; the object stays usable.
+  batched::multi_gpu bad({.devices = {0}, .chunk = 16, .progress = [](index_t, index_t) {
+                            throw std::runtime_error("stop");
+                          }});
+  a = h;
+  REQUIRE_THROWS_AS(batched::lu_factor(bad, with(av, a.data()), piv.data(), info.data()), std::runtime_error);
+  batched::multi_gpu quiet({.devices = {0}, .chunk = 16});
+  a = h;
+  batched::lu_factor(quiet, with(av, a.data()), piv.data(), info.data());
+  auto ref = up(h);
+  device_vector<index_t> dp(n * count);
+  device_vector<int> di(count);
+  batched::lu_factor(gpu, with(av, ref.data()), dp.data(), di.data());
+  CHECK(same(a, down(ref)));
+  // host_pin: the same results from the registered buffer; registering a
+  // range twice is a device_error, after reset() it works again.
+  {
+    a = h;
+    batched::host_pin pin{std::span<T>(a)};
+    CHECK(pin.pinned());
+    REQUIRE_THROWS_AS(batched::host_pin(std::span<T>(a)), emgpu::device_error);
+    batched::lu_factor(quiet, with(av, a.data()), piv.data(), info.data());
+    CHECK(same(a, down(ref)));
+    batched::host_pin moved = std::move(pin);
+    CHECK(!pin.pinned());
+    CHECK(moved.pinned());
+    moved.reset();
+    batched::host_pin again(a.data(), a.size() * sizeof(T));
+    CHECK(again.pinned());
+    CHECK(!batched::host_pin(nullptr, 0).pinned());
+    REQUIRE_THROWS_AS(batched::host_pin(nullptr, 16), emgpu::invalid_argument);
+  }
+  // release() frees the buffers; the next call allocates them again.
+  quiet.release();
+  a = h;
+  batched::lu_factor(quiet, with(av, a.data()), piv.data(), info.data());
+  CHECK(same(a, down(ref)));
+}
+
+#endif  // EMGPU_TEST_CUDA
