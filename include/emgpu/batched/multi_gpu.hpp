@@ -17,10 +17,10 @@
 /// chunk i computes, each on its own stream. Each chunk runs the
 /// single-GPU routine of the backend::cuda tag on device copies of its
 /// matrices, so results equal those of one backend::cuda call on the same
-/// matrices. Pinned host memory (cudaMallocHost, cudaHostRegister) makes all
-/// copies asynchronous and reaches the link's bandwidth; pageable memory
-/// works too, at the driver's staging speed (docs/batched.md, "Batches in
-/// host memory").
+/// matrices. Pinned host memory (cudaMallocHost, or host_pin below) is
+/// copied straight at the link's rate; pageable memory through page-locked
+/// staging buffers that several host threads fill and empty, at about a
+/// quarter of it (docs/batched.md, "Batches in host memory").
 ///
 /// ```
 /// emgpu::batched::multi_gpu gpus;                    // every visible GPU
@@ -101,6 +101,7 @@ inline index_t multi_gpu_chunk(index_t count, std::size_t per_matrix, index_t pa
 
 #include <atomic>
 #include <condition_variable>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -170,6 +171,7 @@ class multi_gpu {
     for (auto& p : parts_)
       for (auto& s : p->slots) {
         s.buf = emgpu::device_vector<std::byte>();
+        s.stage.free();
         s.work.release();
       }
   }
@@ -187,11 +189,21 @@ class multi_gpu {
     if (count <= 0) return;
     emgpu::detail::require(arrays.size() <= max_arrays, "emgpu::batched::multi_gpu::run: too many arrays");
     std::size_t per = 0;
-    bool pinned_out = true;  // every output in page-locked memory: copies out never block
-    for (const array& a : arrays) {
+    // Page-locked arrays are copied straight to and from the device;
+    // pageable ones through a page-locked staging buffer per slot, filled
+    // and emptied by several host threads (the driver's own staging of a
+    // pageable copy moved 8-18 GB/s, a tenth of the link: docs/batched.md).
+    bool pinned[max_arrays] = {};
+    bool staged = false;
+    for (std::size_t i = 0; i < arrays.size(); ++i) {
+      const array& a = arrays[i];
       per += std::max(a.stride, a.extent);
-      if (a.extent > 0 && !check_host(a.host, what) && a.out) pinned_out = false;
+      if (a.extent > 0) {
+        pinned[i] = check_host(a.host, what);
+        staged = staged || !pinned[i];
+      }
     }
+    const unsigned copiers = std::clamp<unsigned>(std::thread::hardware_concurrency() / unsigned(parts_.size()), 1, 8);
     // The buffers of every partition on a device within half its free
     // memory: the routines' own workspace (the SVD's) takes from the rest.
     index_t max_chunk = 0;
@@ -235,11 +247,9 @@ class multi_gpu {
               s.buf = emgpu::device_vector<std::byte>();  // free first: old and new need not fit together
               s.buf = emgpu::device_vector<std::byte>(index_t(off.back()), part.dev);
             }
+            if (staged && s.stage.bytes < off.back()) s.stage.resize(off.back());
           }
-          struct job {
-            index_t k0 = 0, cc = 0;
-            int s = -1;  // slot, -1: none
-          };
+          using job = job_t;
           int q = 0;
           // The next chunk from the shared counter, on the next slot.
           const auto grab = [&]() -> job {
@@ -254,30 +264,42 @@ class multi_gpu {
             for (std::size_t i = 0; i < arrays.size(); ++i) dev[i] = part.slots[j.s].buf.data() + off[i];
           };
           // Waits for slot s's last chunk (its copy out) before the slot is
-          // reused, and reports it: the chunk's results are in host memory.
+          // reused, empties its staged outputs into the caller's arrays,
+          // and reports it: the chunk's results are in host memory.
           const auto retire = [&](int si) {
             slot& s = part.slots[si];
             EMGPU_CUDA_CHECK(cudaStreamSynchronize(s.stream.s));
-            if (s.pending > 0) {
+            if (s.pending.cc > 0) {
+              const job j = s.pending;
+              s.pending = job{};
+              for (std::size_t i = 0; i < arrays.size(); ++i) {
+                const array& a = arrays[i];
+                if (a.out && a.extent > 0 && !pinned[i])
+                  parallel_copy(static_cast<std::byte*>(a.host) + std::size_t(j.k0) * a.stride,
+                                s.stage.p + off[i], span_bytes(a, j.cc), copiers);
+              }
               {
                 std::lock_guard<std::mutex> l(m);
-                done += s.pending;
+                done += j.cc;
               }
               cv.notify_one();
-              s.pending = 0;
             }
           };
           const auto copy_in = [&](const job& j) {
             retire(j.s);
+            slot& s = part.slots[j.s];
             std::byte* dev[max_arrays];
             device_ptrs(j, dev);
             for (std::size_t i = 0; i < arrays.size(); ++i) {
               const array& a = arrays[i];
-              if (a.in && a.extent > 0)
-                EMGPU_CUDA_CHECK(cudaMemcpyAsync(dev[i], static_cast<const std::byte*>(a.host) +
-                                                             std::size_t(j.k0) * a.stride,
-                                                 span_bytes(a, j.cc), cudaMemcpyHostToDevice,
-                                                 part.slots[j.s].stream.s));
+              if (!a.in || a.extent == 0) continue;
+              const std::byte* src = static_cast<const std::byte*>(a.host) + std::size_t(j.k0) * a.stride;
+              const std::size_t bytes = span_bytes(a, j.cc);
+              if (!pinned[i]) {
+                parallel_copy(s.stage.p + off[i], src, bytes, copiers);
+                src = s.stage.p + off[i];
+              }
+              EMGPU_CUDA_CHECK(cudaMemcpyAsync(dev[i], src, bytes, cudaMemcpyHostToDevice, s.stream.s));
             }
           };
           const auto copy_out = [&](const job& j) {
@@ -286,30 +308,29 @@ class multi_gpu {
             for (std::size_t i = 0; i < arrays.size(); ++i) {
               const array& a = arrays[i];
               if (!a.out || a.extent == 0) continue;
-              EMGPU_CUDA_CHECK(cudaMemcpyAsync(static_cast<std::byte*>(a.host) + std::size_t(j.k0) * a.stride,
-                                               s.buf.data() + off[i], span_bytes(a, j.cc),
+              std::byte* dst = pinned[i] ? static_cast<std::byte*>(a.host) + std::size_t(j.k0) * a.stride
+                                         : s.stage.p + off[i];
+              EMGPU_CUDA_CHECK(cudaMemcpyAsync(dst, s.buf.data() + off[i], span_bytes(a, j.cc),
                                                cudaMemcpyDeviceToHost, s.stream.s));
             }
-            s.pending = j.cc;
+            s.pending = j;
           };
           // Three slots, chunk i on slot i mod 3: while chunk i's routine
           // runs (and may block this thread: the SVD waits for its rounds),
-          // chunk i + 1 is already copied in and chunk i - 1 is copied out.
-          // A copy into pageable memory blocks the thread, so there chunk
-          // i - 1 goes out after chunk i's kernels are queued, which then
-          // run during it; a copy into pinned memory does not block, so it
-          // goes first, and the link out never waits for the routine.
+          // chunk i + 1 is already copied in and chunk i - 1 is copied out
+          // (queued before the routine, so that the link out never waits
+          // for it; every device copy is asynchronous, the staged ones
+          // going through page-locked buffers).
           job prev, cur = grab();
           if (cur.s >= 0) copy_in(cur);
           while (cur.s >= 0) {
             const job nxt = grab();
             if (nxt.s >= 0) copy_in(nxt);
-            if (pinned_out) copy_out(prev);
+            copy_out(prev);
             std::byte* dev[max_arrays];
             device_ptrs(cur, dev);
             op(backend::cuda{part.slots[cur.s].stream.s, part.dev}, cur.k0, cur.cc,
                static_cast<std::byte* const*>(dev), &part.slots[cur.s].work);
-            if (!pinned_out) copy_out(prev);
             ++part.chunks;
             prev = cur;
             cur = nxt;
@@ -321,7 +342,7 @@ class multi_gpu {
           stop.store(true);
           // Leave nothing queued on this partition's buffers.
           for (slot& s : part.slots) (void)cudaStreamSynchronize(s.stream.s);
-          for (slot& s : part.slots) s.pending = 0;
+          for (slot& s : part.slots) s.pending = job_t{};
           (void)cudaGetLastError();
         }
         {
@@ -392,13 +413,62 @@ class multi_gpu {
     stream_holder(const stream_holder&) = delete;
     stream_holder& operator=(const stream_holder&) = delete;
   };
+  /// A chunk of one call: matrices [k0, k0 + cc) on slot s (-1: none).
+  struct job_t {
+    index_t k0 = 0, cc = 0;
+    int s = -1;
+  };
+  /// Page-locked host memory (cudaMallocHost), grown on demand.
+  struct host_buffer {
+    std::byte* p = nullptr;
+    std::size_t bytes = 0;
+    host_buffer() = default;
+    host_buffer(const host_buffer&) = delete;
+    host_buffer& operator=(const host_buffer&) = delete;
+    ~host_buffer() { free(); }
+    void free() noexcept {
+      if (p) (void)cudaFreeHost(p);
+      p = nullptr;
+      bytes = 0;
+    }
+    void resize(std::size_t b) {
+      free();
+      EMGPU_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p), b));
+      bytes = b;
+    }
+  };
   struct slot {
     stream_holder stream;
     emgpu::device_vector<std::byte> buf;
+    host_buffer stage;  // pageable arrays pass through it
     workspace work;
-    index_t pending = 0;  // matrices copied out on this stream, not yet reported
+    job_t pending;  // copied out on this stream, not yet reported
     explicit slot(int d) : stream(d) {}
   };
+
+  /// memcpy by up to t threads: one host thread copies pageable memory at
+  /// a fraction of a PCIe 5 link's rate.
+  static void parallel_copy(std::byte* dst, const std::byte* src, std::size_t bytes, unsigned t) {
+    constexpr std::size_t min_piece = std::size_t(4) << 20;
+    if (t > bytes / min_piece) t = unsigned(bytes / min_piece);
+    if (t <= 1) {
+      std::memcpy(dst, src, bytes);
+      return;
+    }
+    const std::size_t piece = ((bytes + t - 1) / t + 4095) & ~std::size_t(4095);
+    std::vector<std::thread> th;
+    th.reserve(t);
+    for (std::size_t lo = piece; lo < bytes; lo += piece) {
+      const std::size_t n = std::min(piece, bytes - lo);
+      try {
+        th.emplace_back([=] { std::memcpy(dst + lo, src + lo, n); });
+      } catch (...) {  // no thread: this one copies the piece
+        std::memcpy(dst + lo, src + lo, n);
+      }
+    }
+    std::memcpy(dst, src, std::min(piece, bytes));
+    for (auto& x : th) x.join();
+  }
   struct partition {
     int dev;
     slot slots[nslots];
@@ -432,10 +502,11 @@ class multi_gpu {
 };
 
 /// @brief Page-locks a host buffer for its lifetime (cudaHostRegister /
-///        cudaHostUnregister), so that multi_gpu moves it at the PCIe
-///        link's rate instead of the driver's staging rate.
-/// Registering costs time too (docs/batched.md gives both), so it pays for
-/// a buffer used in several calls. Not copyable; movable.
+///        cudaHostUnregister), so that multi_gpu moves it straight at the
+///        PCIe link's rate instead of through its staging buffers.
+/// Registering costs time too (1.6 GB: 0.12 s on the machine of
+/// docs/batched.md's figures, about one staged call's worth), so it pays
+/// for a buffer used in several calls. Not copyable; movable.
 /// @throws invalid_argument for a null pointer with bytes > 0; device_error
 ///         when registration fails (e.g. the range is already registered).
 class host_pin {
