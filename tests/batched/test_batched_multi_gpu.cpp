@@ -8,6 +8,7 @@
 // "every visible GPU" case takes two partitions on a 2-GPU machine. The CPU
 // build checks the chunk planner, which is plain C++.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <stdexcept>
 
@@ -330,6 +331,45 @@ TEST_CASE("batched multi-GPU: progress and errors", "[batched][multi_gpu]") {
     CHECK(again.pinned());
     CHECK(!batched::host_pin(nullptr, 0).pinned());
     REQUIRE_THROWS_AS(batched::host_pin(nullptr, 16), emgpu::invalid_argument);
+  }
+  // The engine itself (multi_gpu::run, for routines of one's own): an
+  // exception in one partition's chunk stops the others and reaches the
+  // caller; the object stays usable. Every chunk is seen once, on its device.
+  {
+    batched::multi_gpu two({.devices = {0, 0}, .chunk = 10});
+    std::vector<double> x(100, 1.0);
+    const batched::multi_gpu::array arr[] = {{x.data(), sizeof(double), sizeof(double), true, true}};
+    std::atomic<index_t> seen_chunks{0}, seen_matrices{0};
+    two.run(
+        100, arr,
+        [&](const backend::cuda& b, index_t k0, index_t cc, std::byte* const* d, batched::workspace*) {
+          CHECK(b.device == 0);
+          seen_chunks += 1;
+          seen_matrices += cc;
+          // Doubles the chunk on the device, in stream order.
+          std::vector<double> h(static_cast<std::size_t>(cc));
+          EMGPU_CUDA_CHECK(cudaMemcpyAsync(h.data(), d[0], h.size() * sizeof(double), cudaMemcpyDeviceToHost, b.stream));
+          EMGPU_CUDA_CHECK(cudaStreamSynchronize(b.stream));
+          for (auto& v : h) v *= double(2 + k0);
+          EMGPU_CUDA_CHECK(cudaMemcpyAsync(d[0], h.data(), h.size() * sizeof(double), cudaMemcpyHostToDevice, b.stream));
+          EMGPU_CUDA_CHECK(cudaStreamSynchronize(b.stream));
+        },
+        "doubling");
+    CHECK(seen_chunks == 10);
+    CHECK(seen_matrices == 100);
+    bool right = true;
+    for (index_t k = 0; k < 100; ++k) right = right && x[std::size_t(k)] == double(2 + (k / 10) * 10);
+    CHECK(right);
+    REQUIRE_THROWS_AS(two.run(
+                          100, arr,
+                          [&](const backend::cuda&, index_t k0, index_t, std::byte* const*, batched::workspace*) {
+                            if (k0 == 50) throw std::runtime_error("chunk 5");
+                          },
+                          "failing"),
+                      std::runtime_error);
+    a = h;
+    batched::lu_factor(two, with(av, a.data()), piv.data(), info.data());
+    CHECK(same(a, down(ref)));
   }
   // release() frees the buffers; the next call allocates them again.
   quiet.release();
