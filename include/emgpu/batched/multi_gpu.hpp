@@ -180,7 +180,13 @@ class multi_gpu {
   ///        [k0, k0 + cc), op(tag, k0, cc, dev, work) with dev[i] the device
   ///        copy of arrays[i]'s chunk (same strides) and work a workspace of
   ///        the chunk's stream.
-  /// @throws invalid_argument when an array is in device memory.
+  /// @tparam Op callable as op(const backend::cuda&, index_t k0, index_t cc,
+  ///            std::byte* const* dev, workspace*), from several host
+  ///            threads at once (one per partition).
+  /// @param what the routine's name, for error messages.
+  /// @param min_chunk fewest matrices per chunk that fill a GPU (0: none).
+  /// @throws invalid_argument when an array is in device memory, or more
+  ///         than max_arrays arrays.
   /// @throws the first exception a partition raised (the others stop after
   ///         their current chunk); device_error for a failed CUDA call.
   template <class Op>
@@ -576,6 +582,7 @@ inline T* mg_ptr(std::byte* dev) {
 }  // namespace detail
 
 /// @brief lu_factor on a batch in host memory (a, ipiv, info in host memory).
+/// @tparam T float, double, complex<float> or complex<double>.
 /// @throws as lu_factor and multi_gpu::run.
 template <batched_scalar T>
 void lu_factor(const multi_gpu& g, strided_batch_view<T> a, index_t* ipiv, int* info) {
@@ -595,6 +602,8 @@ void lu_factor(const multi_gpu& g, strided_batch_view<T> a, index_t* ipiv, int* 
 }
 
 /// @brief lu_solve on a batch in host memory.
+/// @tparam TL T or const T (the factors are only read).
+/// @tparam T float, double, complex<float> or complex<double>.
 /// @throws as lu_solve and multi_gpu::run.
 template <class TL, batched_scalar T>
   requires std::is_same_v<std::remove_const_t<TL>, T>
@@ -618,6 +627,8 @@ void lu_solve(const multi_gpu& g, strided_batch_view<TL> lu, const index_t* ipiv
 }
 
 /// @brief inverse on a batch in host memory.
+/// @tparam TL T or const T (the factors are only read).
+/// @tparam T float, double, complex<float> or complex<double>.
 /// @throws as inverse and multi_gpu::run.
 template <class TL, batched_scalar T>
   requires std::is_same_v<std::remove_const_t<TL>, T>
@@ -643,6 +654,7 @@ void inverse(const multi_gpu& g, strided_batch_view<TL> lu, const index_t* ipiv,
 }
 
 /// @brief qr_factor on a batch in host memory.
+/// @tparam T float, double, complex<float> or complex<double>.
 /// @throws as qr_factor and multi_gpu::run.
 template <batched_scalar T>
 void qr_factor(const multi_gpu& g, strided_batch_view<T> a) {
@@ -658,6 +670,7 @@ void qr_factor(const multi_gpu& g, strided_batch_view<T> a) {
 }
 
 /// @brief least_squares on a batch in host memory.
+/// @tparam T float, double, complex<float> or complex<double>.
 /// @throws as least_squares and multi_gpu::run.
 template <batched_scalar T>
 void least_squares(const multi_gpu& g, strided_batch_view<T> a, strided_batch_view<T> rhs, int* info) {
@@ -695,6 +708,7 @@ inline index_t svd_min_chunk(strided_batch_view<T> a, const svd_options& opt) {
 
 /// @brief svd on a batch in host memory. opt.work is ignored: each stream
 ///        of each partition keeps a workspace of its own.
+/// @tparam T float, double, complex<float> or complex<double>.
 /// @throws as svd and multi_gpu::run.
 template <batched_scalar T>
 void svd(const multi_gpu& g, strided_batch_view<T> a, real_type_t<T>* sigma, strided_batch_view<T> u,
