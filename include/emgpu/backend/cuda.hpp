@@ -51,6 +51,27 @@ class device_guard {
  private:
   int prev_ = 0;
 };
+/// A non-blocking stream of one device, destroyed with the device current
+/// (multi-GPU drivers keep one or more per device and thread).
+/// @throws device_error when the stream cannot be created.
+struct stream_holder {
+  cudaStream_t s = nullptr;
+  int dev = 0;
+  explicit stream_holder(int d) : dev(d) {
+    device_guard g(d);
+    EMGPU_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  }
+  ~stream_holder() {
+    int prev = 0;
+    if (cudaGetDevice(&prev) == cudaSuccess && cudaSetDevice(dev) == cudaSuccess) {
+      (void)cudaStreamDestroy(s);
+      (void)cudaSetDevice(prev);
+    }
+  }
+  stream_holder(const stream_holder&) = delete;
+  stream_holder& operator=(const stream_holder&) = delete;
+};
+
 }  // namespace detail
 
 /// @brief Owning, move-only buffer of n elements in device memory.

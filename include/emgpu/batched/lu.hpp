@@ -21,6 +21,43 @@
 
 namespace emgpu::batched {
 
+namespace detail {
+/// Argument checks of the strided lu_factor, lu_solve and inverse (also
+/// those of their multi_gpu overloads, before anything is copied).
+/// @return false when there is nothing to do.
+/// @throws invalid_argument as the routines document.
+template <class T>
+bool lu_factor_args(const strided_batch_view<T>& a, const index_t* ipiv, const int* info) {
+  check_square(a, "lu_factor");
+  if (a.count == 0) return false;
+  check_ptr(ipiv, a.rows > 0, "lu_factor", "ipiv");
+  check_ptr(info, true, "lu_factor", "info");
+  return true;
+}
+template <class TL, class T>
+bool lu_solve_args(const strided_batch_view<TL>& lu, const index_t* ipiv, const strided_batch_view<T>& rhs) {
+  check_square(lu, "lu_solve");
+  check_batch(rhs, "lu_solve", "rhs");
+  detail_require(rhs.rows == lu.rows && rhs.count == lu.count,
+                 "emgpu::batched::lu_solve: rhs rows or count differ from lu");
+  if (lu.count == 0 || rhs.cols == 0 || lu.rows == 0) return false;
+  check_ptr(ipiv, true, "lu_solve", "ipiv");
+  return true;
+}
+template <class TL, class T>
+bool inverse_args(const strided_batch_view<TL>& lu, const index_t* ipiv, const strided_batch_view<T>& inv) {
+  check_square(lu, "inverse");
+  check_square(inv, "inverse");
+  detail_require(inv.rows == lu.rows && inv.count == lu.count,
+                 "emgpu::batched::inverse: inv shape or count differs from lu");
+  if (lu.count == 0 || lu.rows == 0) return false;
+  check_ptr(ipiv, true, "inverse", "ipiv");
+  detail_require(static_cast<const void*>(inv.data) != static_cast<const void*>(lu.data),
+                 "emgpu::batched::inverse: inv must not alias lu");
+  return true;
+}
+}  // namespace detail
+
 /// @brief Factors every matrix of a strided batch in place: P_k A_k = L_k U_k.
 /// @tparam Backend serial, openmp or cuda (a backend tag).
 /// @tparam T float, double, complex<float> or complex<double>.
@@ -36,10 +73,7 @@ namespace emgpu::batched {
 /// @throws device_error when a CUDA call fails.
 template <class Backend, batched_scalar T>
 void lu_factor(const Backend& b, strided_batch_view<T> a, index_t* ipiv, int* info) {
-  detail::check_square(a, "lu_factor");
-  if (a.count == 0) return;
-  detail::check_ptr(ipiv, a.rows > 0, "lu_factor", "ipiv");
-  detail::check_ptr(info, true, "lu_factor", "info");
+  if (!detail::lu_factor_args(a, ipiv, info)) return;
 #if defined(__CUDACC__)
   // double and complex<double> at n = 17..128: panels plus FP64 tensor-core
   // updates (detail/lu_mma.hpp), the matrix in shared memory up to n = 64
@@ -129,12 +163,7 @@ template <class Backend, class TL, batched_scalar T>
   requires std::is_same_v<std::remove_const_t<TL>, T>
 void lu_solve(const Backend& b, strided_batch_view<TL> lu, const index_t* ipiv,
               strided_batch_view<T> rhs) {
-  detail::check_square(lu, "lu_solve");
-  detail::check_batch(rhs, "lu_solve", "rhs");
-  detail::detail_require(rhs.rows == lu.rows && rhs.count == lu.count,
-                         "emgpu::batched::lu_solve: rhs rows or count differ from lu");
-  if (lu.count == 0 || rhs.cols == 0 || lu.rows == 0) return;
-  detail::check_ptr(ipiv, true, "lu_solve", "ipiv");
+  if (!detail::lu_solve_args(lu, ipiv, rhs)) return;
   using L = detail::strided_loc<const T>;
   const detail::lu_solve_op<T, L, detail::strided_loc<T>> op{
       {lu.data, lu.stride}, lu.rows, lu.ld, ipiv, {rhs.data, rhs.stride}, rhs.cols, rhs.ld, false};
@@ -165,14 +194,7 @@ template <class Backend, class TL, batched_scalar T>
   requires std::is_same_v<std::remove_const_t<TL>, T>
 void inverse(const Backend& b, strided_batch_view<TL> lu, const index_t* ipiv,
              strided_batch_view<T> inv) {
-  detail::check_square(lu, "inverse");
-  detail::check_square(inv, "inverse");
-  detail::detail_require(inv.rows == lu.rows && inv.count == lu.count,
-                         "emgpu::batched::inverse: inv shape or count differs from lu");
-  if (lu.count == 0 || lu.rows == 0) return;
-  detail::check_ptr(ipiv, true, "inverse", "ipiv");
-  detail::detail_require(static_cast<const void*>(inv.data) != static_cast<const void*>(lu.data),
-                         "emgpu::batched::inverse: inv must not alias lu");
+  if (!detail::inverse_args(lu, ipiv, inv)) return;
   using L = detail::strided_loc<const T>;
   const detail::lu_solve_op<T, L, detail::strided_loc<T>> op{
       {lu.data, lu.stride}, lu.rows, lu.ld, ipiv, {inv.data, inv.stride}, inv.cols, inv.ld, true};

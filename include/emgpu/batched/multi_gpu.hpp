@@ -402,23 +402,7 @@ class multi_gpu {
   static constexpr int nslots = 3;
 
  private:
-  struct stream_holder {
-    cudaStream_t s = nullptr;
-    int dev = 0;
-    explicit stream_holder(int d) : dev(d) {
-      emgpu::detail::device_guard g(d);
-      EMGPU_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    }
-    ~stream_holder() {
-      int prev = 0;
-      if (cudaGetDevice(&prev) == cudaSuccess && cudaSetDevice(dev) == cudaSuccess) {
-        (void)cudaStreamDestroy(s);
-        (void)cudaSetDevice(prev);
-      }
-    }
-    stream_holder(const stream_holder&) = delete;
-    stream_holder& operator=(const stream_holder&) = delete;
-  };
+  using stream_holder = emgpu::detail::stream_holder;
   /// A chunk of one call: matrices [k0, k0 + cc) on slot s (-1: none).
   struct job_t {
     index_t k0 = 0, cc = 0;
@@ -586,10 +570,7 @@ inline T* mg_ptr(std::byte* dev) {
 /// @throws as lu_factor and multi_gpu::run.
 template <batched_scalar T>
 void lu_factor(const multi_gpu& g, strided_batch_view<T> a, index_t* ipiv, int* info) {
-  detail::check_square(a, "lu_factor");
-  if (a.count == 0) return;
-  detail::check_ptr(ipiv, a.rows > 0, "lu_factor", "ipiv");
-  detail::check_ptr(info, true, "lu_factor", "info");
+  if (!detail::lu_factor_args(a, ipiv, info)) return;
   const index_t n = a.rows;
   const multi_gpu::array arr[] = {detail::mg_matrices(a, true, true), detail::mg_vector(ipiv, n, false, true),
                                   detail::mg_vector(info, 1, false, true)};
@@ -608,12 +589,7 @@ void lu_factor(const multi_gpu& g, strided_batch_view<T> a, index_t* ipiv, int* 
 template <class TL, batched_scalar T>
   requires std::is_same_v<std::remove_const_t<TL>, T>
 void lu_solve(const multi_gpu& g, strided_batch_view<TL> lu, const index_t* ipiv, strided_batch_view<T> rhs) {
-  detail::check_square(lu, "lu_solve");
-  detail::check_batch(rhs, "lu_solve", "rhs");
-  detail::detail_require(rhs.rows == lu.rows && rhs.count == lu.count,
-                         "emgpu::batched::lu_solve: rhs rows or count differ from lu");
-  if (lu.count == 0 || rhs.cols == 0 || lu.rows == 0) return;
-  detail::check_ptr(ipiv, true, "lu_solve", "ipiv");
+  if (!detail::lu_solve_args(lu, ipiv, rhs)) return;
   const multi_gpu::array arr[] = {detail::mg_matrices(lu, true, false),
                                   detail::mg_vector(ipiv, lu.rows, true, false),
                                   detail::mg_matrices(rhs, true, true)};
@@ -633,14 +609,7 @@ void lu_solve(const multi_gpu& g, strided_batch_view<TL> lu, const index_t* ipiv
 template <class TL, batched_scalar T>
   requires std::is_same_v<std::remove_const_t<TL>, T>
 void inverse(const multi_gpu& g, strided_batch_view<TL> lu, const index_t* ipiv, strided_batch_view<T> inv) {
-  detail::check_square(lu, "inverse");
-  detail::check_square(inv, "inverse");
-  detail::detail_require(inv.rows == lu.rows && inv.count == lu.count,
-                         "emgpu::batched::inverse: inv shape or count differs from lu");
-  if (lu.count == 0 || lu.rows == 0) return;
-  detail::check_ptr(ipiv, true, "inverse", "ipiv");
-  detail::detail_require(static_cast<const void*>(inv.data) != static_cast<const void*>(lu.data),
-                         "emgpu::batched::inverse: inv must not alias lu");
+  if (!detail::inverse_args(lu, ipiv, inv)) return;
   const multi_gpu::array arr[] = {detail::mg_matrices(lu, true, false),
                                   detail::mg_vector(ipiv, lu.rows, true, false),
                                   detail::mg_matrices(inv, false, true)};
@@ -674,12 +643,7 @@ void qr_factor(const multi_gpu& g, strided_batch_view<T> a) {
 /// @throws as least_squares and multi_gpu::run.
 template <batched_scalar T>
 void least_squares(const multi_gpu& g, strided_batch_view<T> a, strided_batch_view<T> rhs, int* info) {
-  detail::check_tall(a, "least_squares");
-  detail::check_batch(rhs, "least_squares", "rhs");
-  detail::detail_require(rhs.rows == a.rows && rhs.count == a.count,
-                         "emgpu::batched::least_squares: rhs rows or count differ from a");
-  if (a.count == 0) return;
-  detail::check_ptr(info, true, "least_squares", "info");
+  if (!detail::least_squares_args(a, rhs, info)) return;
   const multi_gpu::array arr[] = {detail::mg_matrices(a, true, true), detail::mg_matrices(rhs, true, true),
                                   detail::mg_vector(info, 1, false, true)};
   g.run(
@@ -713,25 +677,9 @@ inline index_t svd_min_chunk(strided_batch_view<T> a, const svd_options& opt) {
 template <batched_scalar T>
 void svd(const multi_gpu& g, strided_batch_view<T> a, real_type_t<T>* sigma, strided_batch_view<T> u,
          strided_batch_view<T> v, int* info, svd_options opt = {}) {
-  detail::check_tall(a, "svd");
+  if (!detail::svd_args(a, sigma, u, v, info, opt)) return;
   const index_t m = a.rows, n = a.cols, count = a.count;
   const bool want_u = u.data != nullptr, want_v = v.data != nullptr;
-  if (want_u) {
-    detail::check_batch(u, "svd", "u");
-    detail::detail_require(u.rows == m && u.cols == n && u.count == count,
-                           "emgpu::batched::svd: u must be m x n per matrix, same count");
-    detail::detail_require(static_cast<void*>(u.data) != static_cast<void*>(a.data),
-                           "emgpu::batched::svd: u must not alias a");
-  }
-  if (want_v) {
-    detail::check_batch(v, "svd", "v");
-    detail::detail_require(v.rows == n && v.cols == n && v.count == count,
-                           "emgpu::batched::svd: v must be n x n per matrix, same count");
-  }
-  detail::detail_require(opt.tol >= 0 && opt.max_sweeps >= 0, "emgpu::batched::svd: tol < 0 or max_sweeps < 0");
-  if (count == 0) return;
-  detail::check_ptr(info, true, "svd", "info");
-  detail::check_ptr(sigma, n > 0, "svd", "sigma");
   // a is workspace (contents unspecified on return): copied in, not back.
   const strided_batch_view<T> none{nullptr, 0, 0, 1, 0, 0};
   const multi_gpu::array arr[] = {detail::mg_matrices(a, true, false), detail::mg_vector(sigma, n, false, true),

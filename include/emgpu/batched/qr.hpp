@@ -132,6 +132,21 @@ void form_q(const Backend& b, strided_batch_view<TF> qr, strided_batch_view<T> q
   detail::qr_apply(b, qr, q, false, true, "form_q");
 }
 
+namespace detail {
+/// Argument checks of least_squares (and of its multi_gpu overload).
+/// @return false when there is nothing to do.
+template <class T>
+bool least_squares_args(const strided_batch_view<T>& a, const strided_batch_view<T>& rhs, const int* info) {
+  check_tall(a, "least_squares");
+  check_batch(rhs, "least_squares", "rhs");
+  detail_require(rhs.rows == a.rows && rhs.count == a.count,
+                 "emgpu::batched::least_squares: rhs rows or count differ from a");
+  if (a.count == 0) return false;
+  check_ptr(info, true, "least_squares", "info");
+  return true;
+}
+}  // namespace detail
+
 /// @brief Least squares min ||A_k X_k - B_k||_F for full-rank m x n A_k
 ///        (m >= n), LAPACK gels style.
 /// @param a    overwritten by the QR factors.
@@ -143,12 +158,7 @@ void form_q(const Backend& b, strided_batch_view<TF> qr, strided_batch_view<T> q
 /// @throws device_error when a CUDA call fails.
 template <class Backend, batched_scalar T>
 void least_squares(const Backend& b, strided_batch_view<T> a, strided_batch_view<T> rhs, int* info) {
-  detail::check_tall(a, "least_squares");
-  detail::check_batch(rhs, "least_squares", "rhs");
-  detail::detail_require(rhs.rows == a.rows && rhs.count == a.count,
-                         "emgpu::batched::least_squares: rhs rows or count differ from a");
-  if (a.count == 0) return;
-  detail::check_ptr(info, true, "least_squares", "info");
+  if (!detail::least_squares_args(a, rhs, info)) return;
   const detail::qr_lsq_op<T, detail::strided_loc<T>, detail::strided_loc<T>> op{
       {a.data, a.stride}, a.rows, a.cols, a.ld, {rhs.data, rhs.stride}, rhs.cols, rhs.ld, info};
   detail::launch(b, op, a.count, "emgpu::batched::least_squares");

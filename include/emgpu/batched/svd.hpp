@@ -159,6 +159,33 @@ void svd_run(const Backend& b, strided_batch_view<T> a, real_type_t<T>* sigma, s
 }
 }  // namespace detail
 
+namespace detail {
+/// Argument checks of svd (and of its multi_gpu overload).
+/// @return false when there is nothing to do.
+template <class T>
+bool svd_args(const strided_batch_view<T>& a, const real_type_t<T>* sigma, const strided_batch_view<T>& u,
+              const strided_batch_view<T>& v, const int* info, const svd_options& opt) {
+  check_tall(a, "svd");
+  const index_t m = a.rows, n = a.cols, count = a.count;
+  if (u.data != nullptr) {
+    check_batch(u, "svd", "u");
+    detail_require(u.rows == m && u.cols == n && u.count == count,
+                   "emgpu::batched::svd: u must be m x n per matrix, same count");
+    detail_require(static_cast<void*>(u.data) != static_cast<void*>(a.data), "emgpu::batched::svd: u must not alias a");
+  }
+  if (v.data != nullptr) {
+    check_batch(v, "svd", "v");
+    detail_require(v.rows == n && v.cols == n && v.count == count,
+                   "emgpu::batched::svd: v must be n x n per matrix, same count");
+  }
+  detail_require(opt.tol >= 0 && opt.max_sweeps >= 0, "emgpu::batched::svd: tol < 0 or max_sweeps < 0");
+  if (count == 0) return false;
+  check_ptr(info, true, "svd", "info");
+  check_ptr(sigma, n > 0, "svd", "sigma");
+  return true;
+}
+}  // namespace detail
+
 /// @brief A_k = U_k diag(sigma_k) V_k^H for every matrix of the batch.
 /// @tparam Backend serial, openmp or cuda.
 /// @tparam T float, double, complex<float> or complex<double>.
@@ -183,26 +210,9 @@ template <class Backend, batched_scalar T>
 void svd(const Backend& b, strided_batch_view<T> a, real_type_t<T>* sigma, strided_batch_view<T> u,
          strided_batch_view<T> v, int* info, svd_options opt = {}) {
   using R = real_type_t<T>;
-  detail::check_tall(a, "svd");
+  if (!detail::svd_args(a, sigma, u, v, info, opt)) return;
   const index_t m = a.rows, n = a.cols, count = a.count;
   const bool want_u = u.data != nullptr, want_v = v.data != nullptr;
-  if (want_u) {
-    detail::check_batch(u, "svd", "u");
-    detail::detail_require(u.rows == m && u.cols == n && u.count == count,
-                           "emgpu::batched::svd: u must be m x n per matrix, same count");
-    detail::detail_require(static_cast<void*>(u.data) != static_cast<void*>(a.data),
-                           "emgpu::batched::svd: u must not alias a");
-  }
-  if (want_v) {
-    detail::check_batch(v, "svd", "v");
-    detail::detail_require(v.rows == n && v.cols == n && v.count == count,
-                           "emgpu::batched::svd: v must be n x n per matrix, same count");
-  }
-  detail::detail_require(opt.tol >= 0 && opt.max_sweeps >= 0,
-                         "emgpu::batched::svd: tol < 0 or max_sweeps < 0");
-  if (count == 0) return;
-  detail::check_ptr(info, true, "svd", "info");
-  detail::check_ptr(sigma, n > 0, "svd", "sigma");
   const R tol = opt.tol > 0 ? R(opt.tol)
                             : R(std::sqrt(double(m > 1 ? m : 1))) * std::numeric_limits<R>::epsilon();
   const int sweeps = opt.max_sweeps > 0 ? opt.max_sweeps : int(30 + n / 4);

@@ -148,23 +148,7 @@ class multi_gpu_operator {
   }
 
  private:
-  struct stream_holder {
-    cudaStream_t s = nullptr;
-    int dev = 0;
-    explicit stream_holder(int d) : dev(d) {
-      emgpu::detail::device_guard g(d);
-      EMGPU_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    }
-    ~stream_holder() {
-      int prev = 0;
-      if (cudaGetDevice(&prev) == cudaSuccess && cudaSetDevice(dev) == cudaSuccess) {
-        (void)cudaStreamDestroy(s);
-        (void)cudaSetDevice(prev);
-      }
-    }
-    stream_holder(const stream_holder&) = delete;
-    stream_holder& operator=(const stream_holder&) = delete;
-  };
+  using stream_holder = emgpu::detail::stream_holder;
   struct event_holder {
     cudaEvent_t e = nullptr;
     int dev = 0;
