@@ -230,6 +230,27 @@ TEST_CASE("batched multi-GPU: QR, least squares, SVD equal one GPU", "[batched][
     std::vector<T> a = h;
     batched::qr_factor(g, with(av, a.data()));
     CHECK(same(a, down(da)));
+    // Q^H and Q applied to right-hand sides, and the thin Q formed, from
+    // those factors (read only: a const view).
+    {
+      const strided_batch_view<const T> fv{a.data(), m, n, m, m * n, count};
+      const strided_batch_view<const T> dfv{da.data(), m, n, m, m * n, count};
+      const strided_batch_view<T> qv{nullptr, m, n, m, m * n, count};
+      auto dc = up(b0);
+      batched::apply_qh(gpu, dfv, with(bv, dc.data()));
+      std::vector<T> c = b0;
+      batched::apply_qh(g, fv, with(bv, c.data()));
+      CHECK(same(c, down(dc)));
+      batched::apply_q(gpu, dfv, with(bv, dc.data()));
+      batched::apply_q(g, fv, with(bv, c.data()));
+      CHECK(same(c, down(dc)));
+      CHECK(emgpu_test::rel_diff(c, b0) <= 1e-13);  // Q Q^H b = b
+      device_vector<T> dq(m * n * count);
+      batched::form_q(gpu, dfv, with(qv, dq.data()));
+      std::vector<T> q(std::size_t(m * n * count), T(7.0, 7.0));
+      batched::form_q(g, fv, with(qv, q.data()));
+      CHECK(same(q, down(dq)));
+    }
     // Least squares
     da = up(h);
     auto db = up(b0);

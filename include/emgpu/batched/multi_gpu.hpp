@@ -27,6 +27,8 @@
 /// emgpu::batched::lu_factor(gpus, a, ipiv, info);    // a, ipiv, info in host memory
 /// emgpu::batched::lu_solve(gpus, a, ipiv, rhs);
 /// ```
+/// Routines: lu_factor, lu_solve, inverse, qr_factor, apply_qh, apply_q,
+/// form_q, least_squares, svd (strided batches).
 ///
 /// The chunk planner (multi_gpu_chunk) is plain C++; the class and the
 /// routines exist only in translation units compiled by nvcc.
@@ -636,6 +638,53 @@ void qr_factor(const multi_gpu& g, strided_batch_view<T> a) {
         qr_factor(b, detail::mg_view(a, d[0], cc));
       },
       "qr_factor");
+}
+
+namespace detail {
+/// apply_qh, apply_q, form_q on a batch in host memory: the factors in, C
+/// in and out (form: out only, as form_q overwrites every entry of Q).
+template <class TF, class T>
+void mg_qr_apply(const multi_gpu& g, strided_batch_view<TF> qr, strided_batch_view<T> c, bool adjoint, bool form,
+                 const char* what) {
+  if (!qr_apply_args(qr, c, form, what)) return;
+  const multi_gpu::array arr[] = {mg_matrices(qr, true, false), mg_matrices(c, !form, true)};
+  g.run(
+      qr.count, arr,
+      [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
+        qr_apply(b, mg_view(qr, d[0], cc), mg_view(c, d[1], cc), adjoint, form, what);
+      },
+      what);
+}
+}  // namespace detail
+
+/// @brief apply_qh (C := Q^H C) on a batch in host memory.
+/// @tparam TF T or const T (the factors are only read).
+/// @tparam T float, double, complex<float> or complex<double>.
+/// @throws as apply_qh and multi_gpu::run.
+template <class TF, batched_scalar T>
+  requires std::is_same_v<std::remove_const_t<TF>, T>
+void apply_qh(const multi_gpu& g, strided_batch_view<TF> qr, strided_batch_view<T> c) {
+  detail::mg_qr_apply(g, qr, c, true, false, "apply_qh");
+}
+
+/// @brief apply_q (C := Q C) on a batch in host memory.
+/// @tparam TF T or const T (the factors are only read).
+/// @tparam T float, double, complex<float> or complex<double>.
+/// @throws as apply_q and multi_gpu::run.
+template <class TF, batched_scalar T>
+  requires std::is_same_v<std::remove_const_t<TF>, T>
+void apply_q(const multi_gpu& g, strided_batch_view<TF> qr, strided_batch_view<T> c) {
+  detail::mg_qr_apply(g, qr, c, false, false, "apply_q");
+}
+
+/// @brief form_q (the leading q.cols columns of Q) on a batch in host memory.
+/// @tparam TF T or const T (the factors are only read).
+/// @tparam T float, double, complex<float> or complex<double>.
+/// @throws as form_q and multi_gpu::run.
+template <class TF, batched_scalar T>
+  requires std::is_same_v<std::remove_const_t<TF>, T>
+void form_q(const multi_gpu& g, strided_batch_view<TF> qr, strided_batch_view<T> q) {
+  detail::mg_qr_apply(g, qr, q, false, true, "form_q");
 }
 
 /// @brief least_squares on a batch in host memory.

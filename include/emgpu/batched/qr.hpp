@@ -85,9 +85,10 @@ void qr_factor(const Backend& b, T* const* a_array, index_t m, index_t n, index_
 }
 
 namespace detail {
-template <class Backend, class TF, class T>
-void qr_apply(const Backend& b, strided_batch_view<TF> qr, strided_batch_view<T> c, bool adjoint,
-              bool form, const char* what) {
+/// Argument checks of apply_qh, apply_q and form_q (and of their multi_gpu
+/// overloads). @return false when there is nothing to do.
+template <class TF, class T>
+bool qr_apply_args(const strided_batch_view<TF>& qr, const strided_batch_view<T>& c, bool form, const char* what) {
   check_tall(qr, what);
   check_batch(c, what, "c");
   detail_require(c.count == qr.count, std::string("emgpu::batched::") + what + ": counts differ");
@@ -96,7 +97,12 @@ void qr_apply(const Backend& b, strided_batch_view<TF> qr, strided_batch_view<T>
     detail_require(c.cols <= qr.rows, std::string("emgpu::batched::") + what + ": more columns than m");
   detail_require(static_cast<const void*>(c.data) != static_cast<const void*>(qr.data) || qr.count == 0,
                  std::string("emgpu::batched::") + what + ": c must not alias the factors");
-  if (qr.count == 0 || c.cols == 0 || qr.rows == 0) return;
+  return !(qr.count == 0 || c.cols == 0 || qr.rows == 0);
+}
+template <class Backend, class TF, class T>
+void qr_apply(const Backend& b, strided_batch_view<TF> qr, strided_batch_view<T> c, bool adjoint,
+              bool form, const char* what) {
+  if (!qr_apply_args(qr, c, form, what)) return;
   const qr_apply_op<T, strided_loc<const T>, strided_loc<T>> op{
       {qr.data, qr.stride}, qr.rows, qr.cols, qr.ld, {c.data, c.stride}, c.cols, c.ld, adjoint, form};
   launch(b, op, qr.count, what);
