@@ -52,6 +52,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../../backend/cuda_mma.hpp"  // cp_async_* (CUDA only; empty elsewhere)
 #include "../../core/matrix_view.hpp"
 #include "common.hpp"
 #include "launch.hpp"
