@@ -299,6 +299,26 @@ void run_gpu(emgpu_bench::report& r, const std::vector<index_t>& sizes) {
     const auto t_pc = timed("emgpu svd(U,S,V), workspace per call", n, count, b.stream, [&] {
       batched::svd(b, av, d_s.data(), uv, vv, d_info.data());
     }, sreps, reset);
+    // The pointer-array form: the strided kernels on packed copies that it
+    // gathers in and scatters out, kept between calls as the workspace is.
+    const std::vector<T> u_strided = to_host(b, d_u);
+    std::vector<T*> pa, pu, pv;
+    for (index_t k = 0; k < count; ++k) {
+      pa.push_back(d_a.data() + k * n * n);
+      pu.push_back(d_u.data() + k * n * n);
+      pv.push_back(d_v.data() + k * n * n);
+    }
+    auto d_pa = to_backend(b, std::span<T* const>(pa)), d_pu = to_backend(b, std::span<T* const>(pu)),
+         d_pv = to_backend(b, std::span<T* const>(pv));
+    batched::workspace copies;
+    batched::svd_options keep2 = keep;
+    keep2.copies = &copies;
+    const auto t_ptr = timed("emgpu svd(U,S,V), pointer arrays", n, count, b.stream, [&] {
+      batched::svd(b, static_cast<T* const*>(d_pa.data()), n, n, n, count, d_s.data(),
+                   static_cast<T* const*>(d_pu.data()), n, static_cast<T* const*>(d_pv.data()), n, d_info.data(), keep2);
+    }, sreps, reset);
+    copies.release();
+    const bool ptr_same = to_host(b, d_u) == u_strided;
     const double work_mb = double(work.capacity()) / 1e6;
     work.release();
     auto m = bw_metrics(t_svd);
@@ -333,6 +353,10 @@ void run_gpu(emgpu_bench::report& r, const std::vector<index_t>& sizes) {
            .note = "workspace kept between calls (svd_options::work)"});
     r.add({.name = "svd(U,S,V) workspace per call", .backend = "cuda", .params = params, .t = t_pc,
            .metrics = {{"time_vs_kept_workspace", t_pc.median_s / t_svd.median_s}}});
+    r.add({.name = "svd(U,S,V) pointer arrays", .backend = "cuda", .params = params, .t = t_ptr,
+           .metrics = {{"time_vs_strided", t_ptr.median_s / t_svd.median_s},
+                       {"bitwise_equal_strided", ptr_same ? 1.0 : 0.0}},
+           .note = "workspace and packed copies kept between calls (svd_options::work, copies)"});
 
     // Both methods by name (svd_method::automatic picks one of them).
     for (const auto meth : {batched::svd_method::qr, batched::svd_method::jacobi}) {
@@ -576,6 +600,20 @@ void run_host(emgpu_bench::report& r, const std::vector<index_t>& sizes) {
                .backend = "cuda", .params = params, .t = t,
                .metrics = {{"GB/s", moved / t.median_s / 1e9}, {"frac_link", floor_all / t.median_s},
                            {"host_pin_s", t_reg}, {"bitwise_equal_device_memory", same ? 1.0 : 0.0}}});
+        // The same pageable batch as a pointer array (one pointer per
+        // matrix), every GPU: the gather into the staging buffers and the
+        // check of every pointer, against the strided pageable call above.
+        std::vector<T*> ptrs(static_cast<std::size_t>(count));
+        for (index_t k = 0; k < count; ++k) ptrs[std::size_t(k)] = ga.data() + std::size_t(k * n * n);
+        const std::string pw = std::string(ops[op]) + " (host memory, pageable pointer array, " + std::to_string(ngpu) + " GPU)";
+        std::fprintf(stderr, "[bench_batched] n = %lld: %s\n", static_cast<long long>(n), pw.c_str());
+        const auto tp = emgpu_bench::time_host([&] { batched::lu_factor(g, ptrs.data(), n, n, count, piv.data(), info.data()); },
+                                               1, reps, [&] { std::copy(h.begin(), h.end(), ga.begin()); });
+        const bool same_p = std::equal(ref_a.begin(), ref_a.end(), ga.begin());
+        if (!same_p) std::fprintf(stderr, "[bench_batched] WARNING: %s differs from the device-memory call\n", pw.c_str());
+        r.add({.name = pw, .backend = "cuda", .params = params, .t = tp,
+               .metrics = {{"GB/s", moved / tp.median_s / 1e9}, {"frac_link", floor_all / tp.median_s},
+                           {"chunk", double(g.last_chunk())}, {"bitwise_equal_device_memory", same_p ? 1.0 : 0.0}}});
       }
     }
   }

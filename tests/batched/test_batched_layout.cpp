@@ -91,6 +91,146 @@ TEMPLATE_LIST_TEST_CASE("batched: benchmark layout (unpadded, exact-size buffers
   }
 }
 
+// The pointer-array forms of inverse, apply_qh, apply_q, form_q,
+// least_squares and svd against the strided forms on the same padded
+// matrices: the same kernels (or, for the SVD, the strided kernels on
+// packed copies), so bit for bit on every backend. Each pointer points
+// into a second padded buffer, whose gaps must come back unchanged.
+TEMPLATE_LIST_TEST_CASE("batched: pointer arrays give the strided results (inverse, Q, least squares, SVD)",
+                        "[batched]", backends) {
+  const TestType b{};
+  for (auto [m, n] : {std::pair<index_t, index_t>{8, 8}, {33, 20}, {32, 32}, {70, 64}}) {
+    INFO("m = " << m << ", n = " << n);
+    const index_t count = cpu_or_gpu(4, 40), ld = m + 3, st = ld * n + 2, nrhs = 3, ldb = m + 1, stb = ldb * nrhs;
+    std::mt19937_64 g(31 + std::uint64_t(m));
+    std::uniform_real_distribution<double> u(-1, 1);
+    const auto rnd = [&](index_t len) {
+      std::vector<T> h(static_cast<std::size_t>(len));
+      for (auto& x : h) x = T(u(g), u(g));
+      return h;
+    };
+    const std::vector<T> h = rnd(st * count), rhs = rnd(stb * count), fill = rnd(st * count);
+    const strided_batch_view<T> av{nullptr, m, n, ld, st, count}, bv{nullptr, m, nrhs, ldb, stb, count};
+    const auto with = [](strided_batch_view<T> v, T* p) {
+      v.data = p;
+      return v;
+    };
+    const auto cview = [](strided_batch_view<T> v) {
+      return strided_batch_view<const T>{v.data, v.rows, v.cols, v.ld, v.stride, v.count};
+    };
+    // Pointer arrays (in backend memory) into buffer d, matrices st apart.
+    const auto ptrs = [&](auto& d, index_t stride) {
+      std::vector<T*> p;
+      for (index_t k = 0; k < count; ++k) p.push_back(d.data() + k * stride);
+      return emgpu_test::upload(b, p);
+    };
+    const auto cptrs = [&](auto& d, index_t stride) {
+      std::vector<const T*> p;
+      for (index_t k = 0; k < count; ++k) p.push_back(d.data() + k * stride);
+      return emgpu_test::upload(b, p);
+    };
+
+    // QR factors, then Q^H B, Q B, the thin Q; least squares.
+    auto f = up(b, h);
+    batched::qr_factor(b, with(av, f.data()));
+    auto fp = cptrs(f, st);
+    for (int op = 0; op < 3; ++op) {
+      INFO("op " << op);
+      const bool form = op == 2;
+      const strided_batch_view<T> cv = form ? strided_batch_view<T>{nullptr, m, n, ld, st, count} : bv;
+      const std::vector<T>& c0 = form ? fill : rhs;
+      auto c1 = up(b, c0), c2 = up(b, c0);
+      auto c2p = ptrs(c2, cv.stride);
+      if (op == 0) {
+        batched::apply_qh(b, cview(with(av, f.data())), with(cv, c1.data()));
+        batched::apply_qh(b, fp.data(), m, n, ld, c2p.data(), nrhs, ldb, count);
+      } else if (op == 1) {
+        batched::apply_q(b, cview(with(av, f.data())), with(cv, c1.data()));
+        batched::apply_q(b, fp.data(), m, n, ld, c2p.data(), nrhs, ldb, count);
+      } else {
+        batched::form_q(b, cview(with(av, f.data())), with(cv, c1.data()));
+        batched::form_q(b, fp.data(), m, n, ld, c2p.data(), n, ld, count);
+      }
+      CHECK(down(b, c1) == down(b, c2));
+    }
+    {
+      auto a1 = up(b, h), a2 = up(b, h), r1 = up(b, rhs), r2 = up(b, rhs);
+      auto i1 = make_vector<int>(b, count), i2 = make_vector<int>(b, count);
+      auto a2p = ptrs(a2, st), r2p = ptrs(r2, stb);
+      batched::least_squares(b, with(av, a1.data()), with(bv, r1.data()), i1.data());
+      batched::least_squares(b, a2p.data(), m, n, ld, r2p.data(), nrhs, ldb, count, i2.data());
+      CHECK(down(b, a1) == down(b, a2));
+      CHECK(down(b, r1) == down(b, r2));
+      CHECK(down(b, i1) == down(b, i2));
+      CHECK(down(b, i1) == std::vector<int>(static_cast<std::size_t>(count), 0));
+    }
+    // LU, then the inverse (square only).
+    if (m == n) {
+      auto lu = up(b, h);
+      auto piv = make_vector<index_t>(b, n * count);
+      auto info = make_vector<int>(b, count);
+      batched::lu_factor(b, with(av, lu.data()), piv.data(), info.data());
+      auto v1 = up(b, fill), v2 = up(b, fill);
+      batched::inverse(b, cview(with(av, lu.data())), piv.data(), with(av, v1.data()));
+      auto lup = cptrs(lu, st);
+      auto v2p = ptrs(v2, st);
+      batched::inverse(b, lup.data(), n, ld, piv.data(), v2p.data(), ld, count);
+      CHECK(down(b, v1) == down(b, v2));
+    }
+    // SVD with U and V, and singular values alone; a_array's matrices
+    // are left as they were (the strided form uses A as workspace).
+    batched::workspace work, copies;  // kept between the calls below
+    for (bool vectors : {true, false, true}) {
+      INFO("vectors " << vectors);
+      const strided_batch_view<T> uv{nullptr, m, n, ld, st, count}, vv{nullptr, n, n, ld, st, count};
+      auto a1 = up(b, h), a2 = up(b, h), u1 = up(b, fill), u2 = up(b, fill), v1 = up(b, fill), v2 = up(b, fill);
+      auto s1 = make_vector<double>(b, n * count), s2 = make_vector<double>(b, n * count);
+      auto i1 = make_vector<int>(b, count), i2 = make_vector<int>(b, count);
+      auto a2p = ptrs(a2, st), u2p = ptrs(u2, st), v2p = ptrs(v2, st);
+      batched::svd(b, with(av, a1.data()), s1.data(), vectors ? with(uv, u1.data()) : strided_batch_view<T>{},
+                   vectors ? with(vv, v1.data()) : strided_batch_view<T>{}, i1.data());
+      batched::svd_options o;  // the second call with vectors keeps both workspaces
+      if (work.capacity() > 0 || copies.capacity() > 0 || !vectors) {
+        o.work = &work;
+        o.copies = &copies;
+      }
+      batched::svd(b, a2p.data(), m, n, ld, count, s2.data(), vectors ? u2p.data() : nullptr, ld,
+                   vectors ? v2p.data() : nullptr, ld, i2.data(), o);
+      CHECK(down(b, s1) == down(b, s2));
+      CHECK(down(b, i1) == down(b, i2));
+      CHECK(down(b, u1) == down(b, u2));
+      CHECK(down(b, v1) == down(b, v2));
+      CHECK(down(b, a2) == h);
+    }
+  }
+  // Argument errors as in the strided forms.
+  auto d = up(b, std::vector<T>(64));
+  std::vector<T*> hp{d.data()};
+  auto p = emgpu_test::upload(b, hp);
+  std::vector<const T*> chp{d.data()};
+  auto cp = emgpu_test::upload(b, chp);
+  auto info = make_vector<int>(b, 1);
+  auto sig = make_vector<double>(b, 4);
+  REQUIRE_THROWS_AS(batched::least_squares(b, p.data(), 2, 3, 2, p.data(), 1, 2, 1, info.data()), emgpu::invalid_argument);
+  REQUIRE_THROWS_AS(batched::apply_qh(b, cp.data(), 4, 4, 4, p.data(), 1, 3, 1), emgpu::invalid_argument);
+  REQUIRE_THROWS_AS(batched::form_q(b, cp.data(), 4, 2, 4, static_cast<T* const*>(nullptr), 2, 4, 1),
+                    emgpu::invalid_argument);
+  REQUIRE_THROWS_AS(batched::inverse(b, cp.data(), 4, 3, static_cast<const index_t*>(nullptr), p.data(), 4, 1),
+                    emgpu::invalid_argument);
+  REQUIRE_THROWS_AS(batched::svd(b, p.data(), 4, 4, 4, 1, sig.data(), p.data(), 4, static_cast<T* const*>(nullptr), 4,
+                                 info.data()),
+                    emgpu::invalid_argument);  // u_array is a_array
+  batched::workspace w;
+  batched::svd_options same;
+  same.work = same.copies = &w;
+  REQUIRE_THROWS_AS(batched::svd(b, p.data(), 4, 4, 4, 1, sig.data(), static_cast<T* const*>(nullptr), 4,
+                                 static_cast<T* const*>(nullptr), 4, info.data(), same),
+                    emgpu::invalid_argument);
+  REQUIRE_THROWS_AS(batched::svd(b, p.data(), 4, 4, 4, 1, static_cast<double*>(nullptr),
+                                 static_cast<T* const*>(nullptr), 4, static_cast<T* const*>(nullptr), 4, info.data()),
+                    emgpu::invalid_argument);
+}
+
 TEMPLATE_LIST_TEST_CASE("batched: a million 2 x 2 matrices, QR and SVD against closed forms",
                         "[batched][qr][svd]", backends) {
   // The grid / batch indexing of the QR and SVD launches at the issue's

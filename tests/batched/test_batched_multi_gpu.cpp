@@ -184,7 +184,217 @@ void lu_case(const batched::multi_gpu& g, index_t n, index_t count, bool use_pin
   CHECK(std::sqrt(double(res / nrm)) <= 1e-10);
 }
 
+/// Pointer arrays through g (each matrix its own host allocation, ld = m + 2
+/// with a sentinel in the padding that must survive, one matrix in pinned
+/// memory, the rest pageable), against one backend::cuda pointer-array call
+/// on device copies: LU (factor, then solve) or QR, bit for bit.
+void ptr_case(const batched::multi_gpu& g, index_t m, index_t n, index_t count, bool lu) {
+  INFO((lu ? "LU" : "QR") << ", " << m << " x " << n << ", count = " << count);
+  const index_t ld = m + 2, nrhs = 2;
+  const T sentinel(4321.0, -1234.0);
+  std::vector<std::vector<T>> mats, rhs;
+  for (index_t k = 0; k < count; ++k) {
+    mats.push_back(random_batch(std::size_t(ld * n), 500 + std::uint64_t(k)));
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = m; i < ld; ++i) mats.back()[std::size_t(i + j * ld)] = sentinel;
+    rhs.push_back(random_batch(std::size_t(n * nrhs), 900 + std::uint64_t(k)));
+  }
+  if (lu)  // exactly singular (info 1), first and last
+    for (index_t k : {index_t(0), count - 1})
+      for (index_t i = 0; i < m; ++i) mats[std::size_t(k)][std::size_t(i)] = T(0);
+  // Reference: every matrix on the device, the pointer arrays too.
+  std::vector<device_vector<T>> dm, dr;
+  std::vector<T*> dmp, drp;
+  for (index_t k = 0; k < count; ++k) {
+    dm.push_back(up(mats[std::size_t(k)]));
+    dr.push_back(up(rhs[std::size_t(k)]));
+    dmp.push_back(dm.back().data());
+    drp.push_back(dr.back().data());
+  }
+  auto dmpa = up(dmp), drpa = up(drp);
+  device_vector<index_t> dp(n * count);
+  device_vector<int> di(count);
+  if (lu) {
+    batched::lu_factor(gpu, dmpa.data(), n, ld, count, dp.data(), di.data());
+    batched::lu_solve(gpu, static_cast<const T* const*>(dmpa.data()), n, ld, dp.data(), drpa.data(), nrhs, n, count);
+  } else {
+    batched::qr_factor(gpu, dmpa.data(), m, n, ld, count);
+  }
+  // Through g, on host memory.
+  pinned<T> one(mats[std::size_t(count / 2)]);
+  std::vector<T*> hp, hr;
+  for (index_t k = 0; k < count; ++k) {
+    hp.push_back(k == count / 2 ? one.p : mats[std::size_t(k)].data());
+    hr.push_back(rhs[std::size_t(k)].data());
+  }
+  std::vector<index_t> piv(std::size_t(n * count), -7);
+  std::vector<int> info(std::size_t(count), -7);
+  if (lu) {
+    batched::lu_factor(g, hp.data(), n, ld, count, piv.data(), info.data());
+    batched::lu_solve(g, static_cast<const T* const*>(hp.data()), n, ld, piv.data(), hr.data(), nrhs, n, count);
+    CHECK(same(piv, down(dp)));
+    CHECK(same(info, down(di)));
+    CHECK(info[0] == 1);
+    CHECK(info[std::size_t(count - 1)] == 1);
+    CHECK(info[1] == 0);
+  } else {
+    batched::qr_factor(g, hp.data(), m, n, ld, count);
+  }
+  mats[std::size_t(count / 2)] = one.vec();
+  std::size_t equal = 0, kept = 0;
+  for (index_t k = 0; k < count; ++k) {
+    const auto& a = mats[std::size_t(k)];
+    equal += same(a, down(dm[std::size_t(k)])) && (!lu || same(rhs[std::size_t(k)], down(dr[std::size_t(k)])));
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = m; i < ld; ++i) kept += a[std::size_t(i + j * ld)] == sentinel;
+  }
+  CHECK(equal == std::size_t(count));
+  CHECK(kept == std::size_t(count * n * (ld - m)));
+  // Not equal garbage: R's first entry has the first column's norm.
+  if (!lu) {
+    long double nrm = 0;
+    for (index_t i = 0; i < m; ++i) nrm += std::norm(bt::to_ld(random_batch(std::size_t(ld * n), 501)[std::size_t(i)]));
+    CHECK(std::abs(double(std::abs(bt::to_ld(mats[1][0])) - std::sqrt(nrm))) <= 1e-12 * double(std::sqrt(nrm)));
+  }
+}
+
+/// Host matrices, each its own allocation (ld rows, cols columns), their
+/// device copies, and pointer arrays to both (the device one in device
+/// memory).
+struct ptr_batch {
+  std::vector<std::vector<T>> h;
+  std::vector<device_vector<T>> d;
+  std::vector<T*> hp;
+  device_vector<T*> dp;
+  ptr_batch(index_t ld, index_t cols, index_t count, std::uint64_t seed) {
+    std::vector<T*> dps;
+    for (index_t k = 0; k < count; ++k) {
+      h.push_back(random_batch(std::size_t(ld * cols), seed + std::uint64_t(k)));
+      d.push_back(up(h.back()));
+      hp.push_back(h.back().data());
+      dps.push_back(d.back().data());
+    }
+    dp = up(dps);
+  }
+  const T* const* chp() const { return hp.data(); }
+  const T* const* cdp() const { return dp.data(); }
+  bool same_as_device() const {
+    bool ok = true;
+    for (std::size_t k = 0; k < h.size(); ++k) ok = ok && same(h[k], down(d[k]));
+    return ok;
+  }
+};
+
+/// inverse, apply_qh, apply_q, form_q, least_squares and svd on pointer
+/// arrays through g against the backend::cuda pointer-array forms on device
+/// copies, bit for bit (padded: ld = m + 1).
+void ptr_case2(const batched::multi_gpu& g, index_t m, index_t n, index_t count) {
+  INFO(m << " x " << n << ", count = " << count);
+  const index_t ld = m + 1, nrhs = 2;
+  {  // QR factors (through g), then Q^H C, Q C, thin Q
+    ptr_batch f(ld, n, count, 10);
+    batched::qr_factor(gpu, f.dp.data(), m, n, ld, count);
+    batched::qr_factor(g, f.hp.data(), m, n, ld, count);
+    CHECK(f.same_as_device());
+    for (int op = 0; op < 3; ++op) {
+      INFO("op " << op);
+      const index_t cc = op == 2 ? n : nrhs;
+      ptr_batch c(ld, cc, count, 20 + std::uint64_t(op) * 1000);
+      if (op == 0) {
+        batched::apply_qh(gpu, f.cdp(), m, n, ld, c.dp.data(), cc, ld, count);
+        batched::apply_qh(g, f.chp(), m, n, ld, c.hp.data(), cc, ld, count);
+      } else if (op == 1) {
+        batched::apply_q(gpu, f.cdp(), m, n, ld, c.dp.data(), cc, ld, count);
+        batched::apply_q(g, f.chp(), m, n, ld, c.hp.data(), cc, ld, count);
+      } else {
+        batched::form_q(gpu, f.cdp(), m, n, ld, c.dp.data(), cc, ld, count);
+        batched::form_q(g, f.chp(), m, n, ld, c.hp.data(), cc, ld, count);
+      }
+      CHECK(c.same_as_device());
+    }
+  }
+  {  // least squares
+    ptr_batch a(ld, n, count, 30), r(ld, nrhs, count, 40);
+    device_vector<int> di(count);
+    std::vector<int> info(static_cast<std::size_t>(count), -7);
+    batched::least_squares(gpu, a.dp.data(), m, n, ld, r.dp.data(), nrhs, ld, count, di.data());
+    batched::least_squares(g, a.hp.data(), m, n, ld, r.hp.data(), nrhs, ld, count, info.data());
+    CHECK(a.same_as_device());
+    CHECK(r.same_as_device());
+    CHECK(same(info, down(di)));
+  }
+  if (m == n) {  // inverse of LU factors
+    ptr_batch a(ld, n, count, 50), inv(ld, n, count, 60);
+    device_vector<index_t> dpv(n * count);
+    device_vector<int> di(count);
+    batched::lu_factor(gpu, a.dp.data(), n, ld, count, dpv.data(), di.data());
+    for (std::size_t k = 0; k < a.h.size(); ++k) {  // in place: hp points into these
+      const std::vector<T> f = down(a.d[k]);
+      std::copy(f.begin(), f.end(), a.h[k].begin());
+    }
+    const std::vector<index_t> piv = down(dpv);
+    batched::inverse(gpu, a.cdp(), n, ld, dpv.data(), inv.dp.data(), ld, count);
+    batched::inverse(g, a.chp(), n, ld, piv.data(), inv.hp.data(), ld, count);
+    CHECK(inv.same_as_device());
+  }
+  {  // SVD with U and V; a_array's matrices stay as they were
+    ptr_batch a(ld, n, count, 70), u(ld, n, count, 80), v(n + 2, n, count, 90);
+    const auto a0 = a.h;
+    device_vector<double> ds(n * count);
+    device_vector<int> di(count);
+    std::vector<double> sig(std::size_t(n * count), -1);
+    std::vector<int> info(static_cast<std::size_t>(count), -7);
+    batched::svd(gpu, a.dp.data(), m, n, ld, count, ds.data(), u.dp.data(), ld, v.dp.data(), n + 2, di.data());
+    batched::svd(g, a.hp.data(), m, n, ld, count, sig.data(), u.hp.data(), ld, v.hp.data(), n + 2, info.data());
+    CHECK(same(sig, down(ds)));
+    CHECK(same(info, down(di)));
+    CHECK(u.same_as_device());
+    CHECK(v.same_as_device());
+    bool kept = true;
+    for (std::size_t k = 0; k < a0.size(); ++k) kept = kept && same(a.h[k], a0[k]);
+    CHECK(kept);
+  }
+}
+
 }  // namespace
+
+TEST_CASE("batched multi-GPU: inverse, Q, least squares, SVD on pointer arrays equal one GPU",
+          "[batched][multi_gpu]") {
+  batched::multi_gpu g({.devices = {0, 0}, .chunk = 11});
+  ptr_case2(g, 16, 16, 50);
+  ptr_case2(g, 40, 24, 31);
+  batched::multi_gpu all;  // automatic chunk, every visible GPU
+  ptr_case2(all, 32, 32, 45);
+}
+
+TEST_CASE("batched multi-GPU: pointer arrays equal one GPU", "[batched][multi_gpu]") {
+  batched::multi_gpu g({.devices = {0, 0}, .chunk = 13});
+  ptr_case(g, 8, 8, 150, true);
+  ptr_case(g, 32, 32, 101, true);
+  ptr_case(g, 40, 24, 77, false);
+  ptr_case(g, 32, 32, 60, false);
+  batched::multi_gpu all;  // automatic chunk, every visible GPU
+  ptr_case(all, 64, 64, 33, true);
+  ptr_case(all, 100, 64, 20, false);
+  // A null entry, a device pointer entry, a pointer array in device memory:
+  // refused before anything runs.
+  const index_t n = 4, count = 3;
+  std::vector<std::vector<T>> mats(3, random_batch(std::size_t(n * n), 1));
+  std::vector<T*> hp{mats[0].data(), nullptr, mats[2].data()};
+  std::vector<index_t> piv(std::size_t(n * count));
+  std::vector<int> info(static_cast<std::size_t>(count));
+  REQUIRE_THROWS_AS(batched::lu_factor(g, hp.data(), n, n, count, piv.data(), info.data()), emgpu::invalid_argument);
+  auto d = up(mats[1]);
+  hp[1] = d.data();
+  REQUIRE_THROWS_AS(batched::qr_factor(g, hp.data(), n, n, n, count), emgpu::invalid_argument);
+  hp[1] = mats[1].data();
+  auto dhp = up(hp);
+  REQUIRE_THROWS_AS(batched::lu_factor(g, dhp.data(), n, n, count, piv.data(), info.data()), emgpu::invalid_argument);
+  REQUIRE_THROWS_AS(batched::lu_factor(g, hp.data(), n, n - 1, count, piv.data(), info.data()), emgpu::invalid_argument);
+  REQUIRE_THROWS_AS(batched::qr_factor(g, hp.data(), n, n + 1, n, count), emgpu::invalid_argument);
+  batched::lu_factor(g, hp.data(), n, n, count, piv.data(), info.data());  // and the valid call runs
+  CHECK(info[0] == 0);
+}
 
 TEST_CASE("batched multi-GPU: LU, solve, inverse equal one GPU", "[batched][multi_gpu]") {
   for (int per : {1, 3}) {

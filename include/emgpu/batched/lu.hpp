@@ -118,12 +118,7 @@ void lu_factor(const Backend& b, strided_batch_view<T> a, index_t* ipiv, int* in
 template <class Backend, batched_scalar T>
 void lu_factor(const Backend& b, T* const* a_array, index_t n, index_t lda, index_t count,
                index_t* ipiv, int* info) {
-  detail::detail_require(n >= 0 && count >= 0, "emgpu::batched::lu_factor: negative size");
-  detail::detail_require(lda >= (n > 1 ? n : 1), "emgpu::batched::lu_factor: lda < n");
-  if (count == 0) return;
-  detail::check_ptr(a_array, true, "lu_factor", "a_array");
-  detail::check_ptr(ipiv, n > 0, "lu_factor", "ipiv");
-  detail::check_ptr(info, true, "lu_factor", "info");
+  if (!detail::lu_factor_args(detail::array_shape(a_array, n, n, lda, count), ipiv, info)) return;
 #if defined(__CUDACC__)
   if constexpr (std::is_same_v<Backend, backend::cuda>) {
     if constexpr (detail::lu_mma_type<T>) {
@@ -174,13 +169,9 @@ void lu_solve(const Backend& b, strided_batch_view<TL> lu, const index_t* ipiv,
 template <class Backend, batched_scalar T>
 void lu_solve(const Backend& b, const T* const* lu_array, index_t n, index_t ldlu,
               const index_t* ipiv, T* const* rhs_array, index_t nrhs, index_t ldb, index_t count) {
-  detail::detail_require(n >= 0 && nrhs >= 0 && count >= 0, "emgpu::batched::lu_solve: negative size");
-  detail::detail_require(ldlu >= (n > 1 ? n : 1) && ldb >= (n > 1 ? n : 1),
-                         "emgpu::batched::lu_solve: leading dimension < n");
-  if (count == 0 || n == 0 || nrhs == 0) return;
-  detail::check_ptr(lu_array, true, "lu_solve", "lu_array");
-  detail::check_ptr(rhs_array, true, "lu_solve", "rhs_array");
-  detail::check_ptr(ipiv, true, "lu_solve", "ipiv");
+  if (!detail::lu_solve_args(detail::array_shape(lu_array, n, n, ldlu, count), ipiv,
+                            detail::array_shape(rhs_array, n, nrhs, ldb, count)))
+    return;
   const detail::lu_solve_op<T, detail::array_loc<const T>, detail::array_loc<T>> op{
       {lu_array}, n, ldlu, ipiv, {rhs_array}, nrhs, ldb, false};
   detail::launch(b, op, count, "emgpu::batched::lu_solve");
@@ -199,6 +190,21 @@ void inverse(const Backend& b, strided_batch_view<TL> lu, const index_t* ipiv,
   const detail::lu_solve_op<T, L, detail::strided_loc<T>> op{
       {lu.data, lu.stride}, lu.rows, lu.ld, ipiv, {inv.data, inv.stride}, inv.cols, inv.ld, true};
   detail::launch(b, op, lu.count, "emgpu::batched::inverse");
+}
+
+/// @brief Pointer-array form of inverse: inv_array[k] := A_k^{-1} from the
+///        factors at lu_array[k] (n x n; the arrays in backend memory).
+/// @throws invalid_argument as the strided form (inv_array must not be
+///         lu_array, nor any inverse overlap its factors).
+template <class Backend, batched_scalar T>
+void inverse(const Backend& b, const T* const* lu_array, index_t n, index_t ldlu, const index_t* ipiv,
+             T* const* inv_array, index_t ldinv, index_t count) {
+  if (!detail::inverse_args(detail::array_shape(lu_array, n, n, ldlu, count), ipiv,
+                            detail::array_shape(inv_array, n, n, ldinv, count)))
+    return;
+  const detail::lu_solve_op<T, detail::array_loc<const T>, detail::array_loc<T>> op{
+      {lu_array}, n, ldlu, ipiv, {inv_array}, n, ldinv, true};
+  detail::launch(b, op, count, "emgpu::batched::inverse");
 }
 
 }  // namespace emgpu::batched

@@ -28,7 +28,8 @@
 /// emgpu::batched::lu_solve(gpus, a, ipiv, rhs);
 /// ```
 /// Routines: lu_factor, lu_solve, inverse, qr_factor, apply_qh, apply_q,
-/// form_q, least_squares, svd (strided batches).
+/// form_q, least_squares, svd, each on strided batches and on pointer
+/// arrays (as their backend forms; gathered into chunks on the host).
 ///
 /// The chunk planner (multi_gpu_chunk) is plain C++; the class and the
 /// routines exist only in translation units compiled by nvcc.
@@ -133,12 +134,16 @@ namespace emgpu::batched {
 class multi_gpu {
  public:
   /// One array of a batch as the engine moves it: matrix k's bytes start at
-  /// host + k * stride and span extent bytes. in: copied to the device
-  /// before the chunk runs; out: copied back after.
+  /// host + k * stride and span extent bytes, and so do those of its device
+  /// copy (k counted from the chunk's first matrix). in: copied to the
+  /// device before the chunk runs; out: copied back after. With ptrs set (a
+  /// pointer array, itself in host memory), matrix k's extent bytes are at
+  /// ptrs[k] instead and host is unused; the device copy keeps stride.
   struct array {
     void* host = nullptr;
     std::size_t stride = 0, extent = 0;
     bool in = false, out = false;
+    const void* const* ptrs = nullptr;
   };
 
   /// @throws invalid_argument when no GPU is visible, on a bad device
@@ -187,8 +192,9 @@ class multi_gpu {
   ///            threads at once (one per partition).
   /// @param what the routine's name, for error messages.
   /// @param min_chunk fewest matrices per chunk that fill a GPU (0: none).
-  /// @throws invalid_argument when an array is in device memory, or more
-  ///         than max_arrays arrays.
+  /// @throws invalid_argument when an array (or a pointer array's entry) is
+  ///         in device memory, an entry is null, or more than max_arrays
+  ///         arrays.
   /// @throws the first exception a partition raised (the others stop after
   ///         their current chunk); device_error for a failed CUDA call.
   template <class Op>
@@ -203,15 +209,20 @@ class multi_gpu {
     // pageable copy moved 8-18 GB/s, a tenth of the link: docs/batched.md).
     bool pinned[max_arrays] = {};
     bool staged = false;
+    const unsigned cores = std::max(std::thread::hardware_concurrency(), 1u);
     for (std::size_t i = 0; i < arrays.size(); ++i) {
       const array& a = arrays[i];
       per += std::max(a.stride, a.extent);
-      if (a.extent > 0) {
+      if (a.extent == 0) continue;
+      if (a.ptrs != nullptr) {  // gathered and scattered through the staging buffers
+        check_pointers(a.ptrs, count, what, cores);
+        staged = true;
+      } else {
         pinned[i] = check_host(a.host, what);
         staged = staged || !pinned[i];
       }
     }
-    const unsigned copiers = std::clamp<unsigned>(std::thread::hardware_concurrency() / unsigned(parts_.size()), 1, 8);
+    const unsigned copiers = std::clamp<unsigned>(cores / unsigned(parts_.size()), 1, 8);
     // The buffers of every partition on a device within half its free
     // memory: the routines' own workspace (the SVD's) takes from the rest.
     index_t max_chunk = 0;
@@ -282,9 +293,7 @@ class multi_gpu {
               s.pending = job{};
               for (std::size_t i = 0; i < arrays.size(); ++i) {
                 const array& a = arrays[i];
-                if (a.out && a.extent > 0 && !pinned[i])
-                  parallel_copy(static_cast<std::byte*>(a.host) + std::size_t(j.k0) * a.stride,
-                                s.stage.p + off[i], span_bytes(a, j.cc), copiers);
+                if (a.out && a.extent > 0 && !pinned[i]) unstage(a, j, s.stage.p + off[i], copiers);
               }
               {
                 std::lock_guard<std::mutex> l(m);
@@ -302,12 +311,11 @@ class multi_gpu {
               const array& a = arrays[i];
               if (!a.in || a.extent == 0) continue;
               const std::byte* src = static_cast<const std::byte*>(a.host) + std::size_t(j.k0) * a.stride;
-              const std::size_t bytes = span_bytes(a, j.cc);
               if (!pinned[i]) {
-                parallel_copy(s.stage.p + off[i], src, bytes, copiers);
+                stage(a, j, s.stage.p + off[i], copiers);
                 src = s.stage.p + off[i];
               }
-              EMGPU_CUDA_CHECK(cudaMemcpyAsync(dev[i], src, bytes, cudaMemcpyHostToDevice, s.stream.s));
+              EMGPU_CUDA_CHECK(cudaMemcpyAsync(dev[i], src, span_bytes(a, j.cc), cudaMemcpyHostToDevice, s.stream.s));
             }
           };
           const auto copy_out = [&](const job& j) {
@@ -373,8 +381,11 @@ class multi_gpu {
       index_t shown = 0;
       while (true) {
         cv.wait(l, [&] { return finished == np || done != shown; });
-        if (done != shown && opt_.progress) {
-          shown = done;
+        if (done == shown) break;  // every partition finished, all reported
+        shown = done;
+        if (opt_.progress) {
+          // Chunks that land while the callback runs are reported by the
+          // next round: the last report is done == total.
           l.unlock();
           try {
             opt_.progress(shown, count);
@@ -389,8 +400,6 @@ class multi_gpu {
           }
           l.lock();
         }
-        shown = done;
-        if (finished == np && done == shown) break;
       }
     }
     for (auto& t : threads) t.join();
@@ -438,28 +447,79 @@ class multi_gpu {
     explicit slot(int d) : stream(d) {}
   };
 
+  /// f(lo, hi) over [0, n) cut into up to t pieces, one host thread each
+  /// (this one takes the first). @throws the first exception a piece threw,
+  /// once every piece is done.
+  template <class F>
+  static void parallel_ranges(std::size_t n, unsigned t, F&& f) {
+    if (t <= 1 || n <= 1) {
+      if (n > 0) f(std::size_t(0), n);
+      return;
+    }
+    const std::size_t piece = (n + t - 1) / t;
+    std::vector<std::exception_ptr> err((n + piece - 1) / piece);
+    std::vector<std::thread> th;
+    th.reserve(err.size());
+    for (std::size_t lo = piece, q = 1; lo < n; lo += piece, ++q) {
+      const std::size_t hi = std::min(n, lo + piece);
+      const auto run_piece = [&f, &err, lo, hi, q] {
+        try {
+          f(lo, hi);
+        } catch (...) {
+          err[q] = std::current_exception();
+        }
+      };
+      try {
+        th.emplace_back(run_piece);
+      } catch (...) {  // no thread: this one runs the piece
+        run_piece();
+      }
+    }
+    try {
+      f(std::size_t(0), std::min(n, piece));
+    } catch (...) {
+      err[0] = std::current_exception();
+    }
+    for (auto& x : th) x.join();
+    for (auto& e : err)
+      if (e) std::rethrow_exception(e);
+  }
   /// memcpy by up to t threads: one host thread copies pageable memory at
   /// a fraction of a PCIe 5 link's rate.
   static void parallel_copy(std::byte* dst, const std::byte* src, std::size_t bytes, unsigned t) {
+    constexpr std::size_t min_piece = std::size_t(4) << 20, page = 4096;
+    t = unsigned(std::min<std::size_t>(t, bytes / min_piece));
+    parallel_ranges((bytes + page - 1) / page, t, [&](std::size_t lo, std::size_t hi) {
+      const std::size_t a = lo * page, b = std::min(hi * page, bytes);
+      std::memcpy(dst + a, src + a, b - a);
+    });
+  }
+  /// Threads worth using to copy cc pieces of `each` bytes.
+  static unsigned copy_threads(index_t cc, std::size_t each, unsigned t) {
     constexpr std::size_t min_piece = std::size_t(4) << 20;
-    if (t > bytes / min_piece) t = unsigned(bytes / min_piece);
-    if (t <= 1) {
-      std::memcpy(dst, src, bytes);
+    return unsigned(std::min<std::size_t>(t, std::size_t(cc) * each / min_piece));
+  }
+  /// Chunk j of array a into the staging buffer at st (a pointer array's
+  /// matrices gathered to their device places).
+  static void stage(const array& a, const job_t& j, std::byte* st, unsigned t) {
+    if (a.ptrs == nullptr) {
+      parallel_copy(st, static_cast<const std::byte*>(a.host) + std::size_t(j.k0) * a.stride, span_bytes(a, j.cc), t);
       return;
     }
-    const std::size_t piece = ((bytes + t - 1) / t + 4095) & ~std::size_t(4095);
-    std::vector<std::thread> th;
-    th.reserve(t);
-    for (std::size_t lo = piece; lo < bytes; lo += piece) {
-      const std::size_t n = std::min(piece, bytes - lo);
-      try {
-        th.emplace_back([=] { std::memcpy(dst + lo, src + lo, n); });
-      } catch (...) {  // no thread: this one copies the piece
-        std::memcpy(dst + lo, src + lo, n);
-      }
+    parallel_ranges(std::size_t(j.cc), copy_threads(j.cc, a.extent, t), [&](std::size_t lo, std::size_t hi) {
+      for (std::size_t k = lo; k < hi; ++k) std::memcpy(st + k * a.stride, a.ptrs[std::size_t(j.k0) + k], a.extent);
+    });
+  }
+  /// The reverse of stage: chunk j's results from st into the caller's array.
+  static void unstage(const array& a, const job_t& j, const std::byte* st, unsigned t) {
+    if (a.ptrs == nullptr) {
+      parallel_copy(static_cast<std::byte*>(a.host) + std::size_t(j.k0) * a.stride, st, span_bytes(a, j.cc), t);
+      return;
     }
-    std::memcpy(dst, src, std::min(piece, bytes));
-    for (auto& x : th) x.join();
+    parallel_ranges(std::size_t(j.cc), copy_threads(j.cc, a.extent, t), [&](std::size_t lo, std::size_t hi) {
+      for (std::size_t k = lo; k < hi; ++k)
+        std::memcpy(const_cast<void*>(a.ptrs[std::size_t(j.k0) + k]), st + k * a.stride, a.extent);
+    });
   }
   struct partition {
     int dev;
@@ -485,6 +545,21 @@ class multi_gpu {
                                " (multi_gpu): the batch must be in host memory; for a batch in one GPU's "
                                "memory call the backend::cuda overload");
     return at.type == cudaMemoryTypeHost;
+  }
+
+  /// A pointer array and its count entries: in host memory, none null
+  /// (checked by t threads: one driver query per entry).
+  static void check_pointers(const void* const* ptrs, index_t count, const char* what, unsigned t) {
+    (void)check_host(ptrs, what);
+    const std::size_t n = std::size_t(count);
+    parallel_ranges(n, unsigned(std::min<std::size_t>(t, n / 4096 + 1)), [&](std::size_t lo, std::size_t hi) {
+      for (std::size_t k = lo; k < hi; ++k) {
+        emgpu::detail::require(ptrs[k] != nullptr, std::string("emgpu::batched::") + what +
+                                                       " (multi_gpu): matrix " + std::to_string(k) +
+                                                       " of the pointer array is null");
+        (void)check_host(ptrs[k], what);
+      }
+    });
   }
 
   multi_gpu_options opt_;
@@ -564,6 +639,21 @@ template <class T>
 inline T* mg_ptr(std::byte* dev) {
   return reinterpret_cast<T*>(dev);
 }
+/// The engine's view of a pointer array of rows x cols matrices (leading
+/// dimension ld): gathered on the host into chunks that the device sees as
+/// strided batches of stride ld * cols (mg_view below).
+template <class T>
+inline multi_gpu::array mg_matrices(T* const* p, index_t rows, index_t cols, index_t ld, bool in, bool out) {
+  using U = std::remove_const_t<T>;
+  const std::size_t extent = rows == 0 || cols == 0 ? 0 : std::size_t(ld * (cols - 1) + rows) * sizeof(U);
+  multi_gpu::array a{nullptr, std::size_t(ld * cols) * sizeof(U), extent, in || (out && ld != rows), out};
+  a.ptrs = reinterpret_cast<const void* const*>(p);
+  return a;
+}
+template <class T>
+inline strided_batch_view<T> mg_view(std::byte* dev, index_t rows, index_t cols, index_t ld, index_t cc) {
+  return {reinterpret_cast<T*>(dev), rows, cols, ld, ld * cols, cc};
+}
 
 }  // namespace detail
 
@@ -580,6 +670,30 @@ void lu_factor(const multi_gpu& g, strided_batch_view<T> a, index_t* ipiv, int* 
       a.count, arr,
       [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
         lu_factor(b, detail::mg_view(a, d[0], cc), detail::mg_ptr<index_t>(d[1]), detail::mg_ptr<int>(d[2]));
+      },
+      "lu_factor");
+}
+
+/// @brief Pointer-array lu_factor on a batch in host memory: matrix k at
+///        a_array[k], n x n with leading dimension lda; the pointer array,
+///        every matrix, ipiv and info in host memory.
+/// The matrices are gathered into page-locked chunks on the host (as for
+/// pageable strided batches: docs/batched.md), so results equal those of
+/// one backend::cuda call on the same matrices.
+/// @tparam T float, double, complex<float> or complex<double>.
+/// @throws as the pointer-array lu_factor and multi_gpu::run (a null or
+///         device-memory entry of a_array).
+template <batched_scalar T>
+void lu_factor(const multi_gpu& g, T* const* a_array, index_t n, index_t lda, index_t count, index_t* ipiv,
+               int* info) {
+  if (!detail::lu_factor_args(detail::array_shape(a_array, n, n, lda, count), ipiv, info)) return;
+  const multi_gpu::array arr[] = {detail::mg_matrices(a_array, n, n, lda, true, true),
+                                  detail::mg_vector(ipiv, n, false, true), detail::mg_vector(info, 1, false, true)};
+  g.run(
+      count, arr,
+      [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
+        lu_factor(b, detail::mg_view<T>(d[0], n, n, lda, cc), detail::mg_ptr<index_t>(d[1]),
+                  detail::mg_ptr<int>(d[2]));
       },
       "lu_factor");
 }
@@ -604,6 +718,29 @@ void lu_solve(const multi_gpu& g, strided_batch_view<TL> lu, const index_t* ipiv
       "lu_solve");
 }
 
+/// @brief Pointer-array lu_solve on a batch in host memory (the pointer
+///        arrays, every matrix and ipiv in host memory; see the
+///        pointer-array lu_factor above).
+/// @tparam T float, double, complex<float> or complex<double>.
+/// @throws as the pointer-array lu_solve and multi_gpu::run.
+template <batched_scalar T>
+void lu_solve(const multi_gpu& g, const T* const* lu_array, index_t n, index_t ldlu, const index_t* ipiv,
+              T* const* rhs_array, index_t nrhs, index_t ldb, index_t count) {
+  if (!detail::lu_solve_args(detail::array_shape(lu_array, n, n, ldlu, count), ipiv,
+                            detail::array_shape(rhs_array, n, nrhs, ldb, count)))
+    return;
+  const multi_gpu::array arr[] = {detail::mg_matrices(lu_array, n, n, ldlu, true, false),
+                                  detail::mg_vector(ipiv, n, true, false),
+                                  detail::mg_matrices(rhs_array, n, nrhs, ldb, true, true)};
+  g.run(
+      count, arr,
+      [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
+        lu_solve(b, detail::mg_view<const T>(d[0], n, n, ldlu, cc), detail::mg_ptr<const index_t>(d[1]),
+                 detail::mg_view<T>(d[2], n, nrhs, ldb, cc));
+      },
+      "lu_solve");
+}
+
 /// @brief inverse on a batch in host memory.
 /// @tparam TL T or const T (the factors are only read).
 /// @tparam T float, double, complex<float> or complex<double>.
@@ -624,6 +761,28 @@ void inverse(const multi_gpu& g, strided_batch_view<TL> lu, const index_t* ipiv,
       "inverse");
 }
 
+/// @brief Pointer-array inverse on a batch in host memory (see the
+///        pointer-array lu_factor above).
+/// @tparam T float, double, complex<float> or complex<double>.
+/// @throws as the pointer-array inverse and multi_gpu::run.
+template <batched_scalar T>
+void inverse(const multi_gpu& g, const T* const* lu_array, index_t n, index_t ldlu, const index_t* ipiv,
+             T* const* inv_array, index_t ldinv, index_t count) {
+  if (!detail::inverse_args(detail::array_shape(lu_array, n, n, ldlu, count), ipiv,
+                            detail::array_shape(inv_array, n, n, ldinv, count)))
+    return;
+  const multi_gpu::array arr[] = {detail::mg_matrices(lu_array, n, n, ldlu, true, false),
+                                  detail::mg_vector(ipiv, n, true, false),
+                                  detail::mg_matrices(inv_array, n, n, ldinv, false, true)};
+  g.run(
+      count, arr,
+      [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
+        inverse(b, detail::mg_view<const T>(d[0], n, n, ldlu, cc), detail::mg_ptr<const index_t>(d[1]),
+                detail::mg_view<T>(d[2], n, n, ldinv, cc));
+      },
+      "inverse");
+}
+
 /// @brief qr_factor on a batch in host memory.
 /// @tparam T float, double, complex<float> or complex<double>.
 /// @throws as qr_factor and multi_gpu::run.
@@ -636,6 +795,23 @@ void qr_factor(const multi_gpu& g, strided_batch_view<T> a) {
       a.count, arr,
       [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
         qr_factor(b, detail::mg_view(a, d[0], cc));
+      },
+      "qr_factor");
+}
+
+/// @brief Pointer-array qr_factor on a batch in host memory (the pointer
+///        array and every matrix in host memory; see the pointer-array
+///        lu_factor above).
+/// @tparam T float, double, complex<float> or complex<double>.
+/// @throws as the pointer-array qr_factor and multi_gpu::run.
+template <batched_scalar T>
+void qr_factor(const multi_gpu& g, T* const* a_array, index_t m, index_t n, index_t lda, index_t count) {
+  if (!detail::qr_factor_array_args(a_array, m, n, lda, count)) return;
+  const multi_gpu::array arr[] = {detail::mg_matrices(a_array, m, n, lda, true, true)};
+  g.run(
+      count, arr,
+      [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
+        qr_factor(b, detail::mg_view<T>(d[0], m, n, lda, cc));
       },
       "qr_factor");
 }
@@ -746,6 +922,109 @@ void svd(const multi_gpu& g, strided_batch_view<T> a, real_type_t<T>* sigma, str
             detail::mg_ptr<int>(d[4]), o);
       },
       "svd", detail::svd_min_chunk(a, opt));
+}
+
+namespace detail {
+/// Pointer-array apply_qh, apply_q, form_q on a batch in host memory.
+template <class T>
+void mg_qr_apply_array(const multi_gpu& g, const T* const* qr_array, index_t m, index_t n, index_t ldqr,
+                       T* const* c_array, index_t ccols, index_t ldc, index_t count, bool adjoint, bool form,
+                       const char* what) {
+  if (!qr_apply_args(array_shape(qr_array, m, n, ldqr, count), array_shape(c_array, m, ccols, ldc, count), form,
+                     what))
+    return;
+  const multi_gpu::array arr[] = {mg_matrices(qr_array, m, n, ldqr, true, false),
+                                  mg_matrices(c_array, m, ccols, ldc, !form, true)};
+  g.run(
+      count, arr,
+      [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
+        qr_apply(b, mg_view<const T>(d[0], m, n, ldqr, cc), mg_view<T>(d[1], m, ccols, ldc, cc), adjoint, form, what);
+      },
+      what);
+}
+}  // namespace detail
+
+/// @brief Pointer-array apply_qh on a batch in host memory (see the
+///        pointer-array lu_factor above).
+/// @tparam T float, double, complex<float> or complex<double>.
+/// @throws as the pointer-array apply_qh and multi_gpu::run.
+template <batched_scalar T>
+void apply_qh(const multi_gpu& g, const T* const* qr_array, index_t m, index_t n, index_t ldqr, T* const* c_array,
+              index_t nrhs, index_t ldc, index_t count) {
+  detail::mg_qr_apply_array(g, qr_array, m, n, ldqr, c_array, nrhs, ldc, count, true, false, "apply_qh");
+}
+
+/// @brief Pointer-array apply_q on a batch in host memory.
+/// @tparam T float, double, complex<float> or complex<double>.
+/// @throws as the pointer-array apply_q and multi_gpu::run.
+template <batched_scalar T>
+void apply_q(const multi_gpu& g, const T* const* qr_array, index_t m, index_t n, index_t ldqr, T* const* c_array,
+             index_t nrhs, index_t ldc, index_t count) {
+  detail::mg_qr_apply_array(g, qr_array, m, n, ldqr, c_array, nrhs, ldc, count, false, false, "apply_q");
+}
+
+/// @brief Pointer-array form_q on a batch in host memory.
+/// @tparam T float, double, complex<float> or complex<double>.
+/// @throws as the pointer-array form_q and multi_gpu::run.
+template <batched_scalar T>
+void form_q(const multi_gpu& g, const T* const* qr_array, index_t m, index_t n, index_t ldqr, T* const* q_array,
+            index_t qcols, index_t ldq, index_t count) {
+  detail::mg_qr_apply_array(g, qr_array, m, n, ldqr, q_array, qcols, ldq, count, false, true, "form_q");
+}
+
+/// @brief Pointer-array least_squares on a batch in host memory.
+/// @tparam T float, double, complex<float> or complex<double>.
+/// @throws as the pointer-array least_squares and multi_gpu::run.
+template <batched_scalar T>
+void least_squares(const multi_gpu& g, T* const* a_array, index_t m, index_t n, index_t lda, T* const* rhs_array,
+                   index_t nrhs, index_t ldb, index_t count, int* info) {
+  if (!detail::least_squares_args(detail::array_shape(a_array, m, n, lda, count),
+                                  detail::array_shape(rhs_array, m, nrhs, ldb, count), info))
+    return;
+  const multi_gpu::array arr[] = {detail::mg_matrices(a_array, m, n, lda, true, true),
+                                  detail::mg_matrices(rhs_array, m, nrhs, ldb, true, true),
+                                  detail::mg_vector(info, 1, false, true)};
+  g.run(
+      count, arr,
+      [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
+        least_squares(b, detail::mg_view<T>(d[0], m, n, lda, cc), detail::mg_view<T>(d[1], m, nrhs, ldb, cc),
+                      detail::mg_ptr<int>(d[2]));
+      },
+      "least_squares");
+}
+
+/// @brief Pointer-array svd on a batch in host memory: the matrices of
+///        a_array are left as they are (as in the backend pointer-array
+///        form); opt.work and opt.copies are ignored.
+/// @tparam T float, double, complex<float> or complex<double>.
+/// @throws as the pointer-array svd and multi_gpu::run.
+template <batched_scalar T>
+void svd(const multi_gpu& g, T* const* a_array, index_t m, index_t n, index_t lda, index_t count,
+         real_type_t<T>* sigma, T* const* u_array, index_t ldu, T* const* v_array, index_t ldv, int* info,
+         svd_options opt = {}) {
+  const strided_batch_view<T> none{};
+  const auto av = detail::array_shape(a_array, m, n, lda, count);
+  if (!detail::svd_args(av, sigma, u_array ? detail::array_shape(u_array, m, n, ldu, count) : none,
+                        v_array ? detail::array_shape(v_array, n, n, ldv, count) : none, info, opt))
+    return;
+  const bool want_u = u_array != nullptr, want_v = v_array != nullptr;
+  const multi_gpu::array arr[] = {
+      detail::mg_matrices(a_array, m, n, lda, true, false), detail::mg_vector(sigma, n, false, true),
+      want_u ? detail::mg_matrices(u_array, m, n, ldu, false, true) : multi_gpu::array{},
+      want_v ? detail::mg_matrices(v_array, n, n, ldv, false, true) : multi_gpu::array{},
+      detail::mg_vector(info, 1, false, true)};
+  g.run(
+      count, arr,
+      [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace* work) {
+        svd_options o = opt;
+        o.work = work;
+        o.copies = nullptr;
+        svd(b, detail::mg_view<T>(d[0], m, n, lda, cc), detail::mg_ptr<real_type_t<T>>(d[1]),
+            want_u ? detail::mg_view<T>(d[2], m, n, ldu, cc) : strided_batch_view<T>{nullptr, m, n, ldu, 0, cc},
+            want_v ? detail::mg_view<T>(d[3], n, n, ldv, cc) : strided_batch_view<T>{nullptr, n, n, ldv, 0, cc},
+            detail::mg_ptr<int>(d[4]), o);
+      },
+      "svd", detail::svd_min_chunk(av, opt));
 }
 
 }  // namespace emgpu::batched

@@ -58,15 +58,21 @@ void qr_factor(const Backend& b, strided_batch_view<T> a) {
   detail::launch(b, op, a.count, "emgpu::batched::qr_factor");
 }
 
+namespace detail {
+/// Argument checks of the pointer-array qr_factor (and of its multi_gpu
+/// overload). @return false when there is nothing to do.
+template <class T>
+bool qr_factor_array_args(T* const* a_array, index_t m, index_t n, index_t lda, index_t count) {
+  check_tall(array_shape(a_array, m, n, lda, count), "qr_factor");
+  return count > 0 && n > 0;
+}
+}  // namespace detail
+
 /// @brief Pointer-array form of qr_factor.
 template <class Backend, batched_scalar T>
 void qr_factor(const Backend& b, T* const* a_array, index_t m, index_t n, index_t lda,
                index_t count) {
-  detail::detail_require(m >= 0 && n >= 0 && count >= 0, "emgpu::batched::qr_factor: negative size");
-  detail::detail_require(m >= n, "emgpu::batched::qr_factor: needs m >= n");
-  detail::detail_require(lda >= (m > 1 ? m : 1), "emgpu::batched::qr_factor: lda < m");
-  if (count == 0 || n == 0) return;
-  detail::check_ptr(a_array, true, "qr_factor", "a_array");
+  if (!detail::qr_factor_array_args(a_array, m, n, lda, count)) return;
 #if defined(__CUDACC__)
   if constexpr (std::is_same_v<Backend, backend::cuda>) {
     if (detail::qr_rsk_factor<T>(b, detail::array_loc<T>{a_array}, m, n, lda, count, "emgpu::batched::qr_factor"))
@@ -139,6 +145,46 @@ void form_q(const Backend& b, strided_batch_view<TF> qr, strided_batch_view<T> q
 }
 
 namespace detail {
+template <class Backend, class T>
+void qr_apply_array(const Backend& b, const T* const* qr_array, index_t m, index_t n, index_t ldqr, T* const* c_array,
+                    index_t ccols, index_t ldc, index_t count, bool adjoint, bool form, const char* what) {
+  if (!qr_apply_args(array_shape(qr_array, m, n, ldqr, count), array_shape(c_array, m, ccols, ldc, count), form,
+                     what))
+    return;
+  const qr_apply_op<T, array_loc<const T>, array_loc<T>> op{{qr_array}, m, n, ldqr, {c_array}, ccols, ldc,
+                                                            adjoint, form};
+  launch(b, op, count, what);
+}
+}  // namespace detail
+
+/// @brief Pointer-array form of apply_qh: C_k := Q_k^H C_k with the factors
+///        at qr_array[k] (m x n) and C_k at c_array[k] (m x nrhs); the
+///        arrays in backend memory.
+/// @throws invalid_argument as the strided form (c_array must not be qr_array).
+template <class Backend, batched_scalar T>
+void apply_qh(const Backend& b, const T* const* qr_array, index_t m, index_t n, index_t ldqr, T* const* c_array,
+              index_t nrhs, index_t ldc, index_t count) {
+  detail::qr_apply_array(b, qr_array, m, n, ldqr, c_array, nrhs, ldc, count, true, false, "apply_qh");
+}
+
+/// @brief Pointer-array form of apply_q (C_k := Q_k C_k).
+/// @throws invalid_argument as the strided form.
+template <class Backend, batched_scalar T>
+void apply_q(const Backend& b, const T* const* qr_array, index_t m, index_t n, index_t ldqr, T* const* c_array,
+             index_t nrhs, index_t ldc, index_t count) {
+  detail::qr_apply_array(b, qr_array, m, n, ldqr, c_array, nrhs, ldc, count, false, false, "apply_q");
+}
+
+/// @brief Pointer-array form of form_q: the leading qcols columns of Q_k
+///        into q_array[k] (m x qcols, qcols <= m).
+/// @throws invalid_argument as the strided form.
+template <class Backend, batched_scalar T>
+void form_q(const Backend& b, const T* const* qr_array, index_t m, index_t n, index_t ldqr, T* const* q_array,
+            index_t qcols, index_t ldq, index_t count) {
+  detail::qr_apply_array(b, qr_array, m, n, ldqr, q_array, qcols, ldq, count, false, true, "form_q");
+}
+
+namespace detail {
 /// Argument checks of least_squares (and of its multi_gpu overload).
 /// @return false when there is nothing to do.
 template <class T>
@@ -168,6 +214,22 @@ void least_squares(const Backend& b, strided_batch_view<T> a, strided_batch_view
   const detail::qr_lsq_op<T, detail::strided_loc<T>, detail::strided_loc<T>> op{
       {a.data, a.stride}, a.rows, a.cols, a.ld, {rhs.data, rhs.stride}, rhs.cols, rhs.ld, info};
   detail::launch(b, op, a.count, "emgpu::batched::least_squares");
+}
+
+/// @brief Pointer-array form of least_squares: A_k at a_array[k] (m x n,
+///        m >= n, overwritten by its QR factors), B_k at rhs_array[k]
+///        (m x nrhs, rows 0..n-1 overwritten by X_k); the arrays in backend
+///        memory.
+/// @throws invalid_argument as the strided form.
+template <class Backend, batched_scalar T>
+void least_squares(const Backend& b, T* const* a_array, index_t m, index_t n, index_t lda, T* const* rhs_array,
+                   index_t nrhs, index_t ldb, index_t count, int* info) {
+  if (!detail::least_squares_args(detail::array_shape(a_array, m, n, lda, count),
+                                  detail::array_shape(rhs_array, m, nrhs, ldb, count), info))
+    return;
+  const detail::qr_lsq_op<T, detail::array_loc<T>, detail::array_loc<T>> op{
+      {a_array}, m, n, lda, {rhs_array}, nrhs, ldb, info};
+  detail::launch(b, op, count, "emgpu::batched::least_squares");
 }
 
 }  // namespace emgpu::batched

@@ -11,6 +11,7 @@
 /// accuracy and parallelises over disjoint column pairs.
 #pragma once
 
+#include <cstddef>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -78,6 +79,10 @@ struct svd_options {
   /// an H200 allocating and freeing the 5.9 GB of 100 000 such matrices cost
   /// 4.6 ms of the SVD's 51.
   workspace* work = nullptr;
+  /// The pointer-array svd only: where its packed copies of A, U and V live
+  /// between calls (a second workspace: both are in use at once), or
+  /// nullptr to allocate and free them in every call.
+  workspace* copies = nullptr;
 };
 
 namespace detail {
@@ -105,6 +110,28 @@ struct svd_pad_op {
     u[k * stride + i + j * ld] = i < n ? jm[k * n * n + i + j * n] : T(0);
   }
 };
+
+/// Bytes of packed copies (A, and U, V where wanted) that the pointer-array
+/// svd works through at a time: a third of the device's free memory on
+/// CUDA (the QR method's workspace takes from the rest), 2 GiB on the host;
+/// at least what `copies` already holds. Why large: on CUDA the split
+/// pipeline's chain kernels take as long as their longest chain, so few
+/// large calls beat many small ones (svd_gk_split.hpp).
+template <class Backend>
+std::size_t svd_array_budget(const Backend& b, const workspace* copies) {
+  std::size_t budget = std::size_t(2) << 30;
+#if defined(__CUDACC__)
+  if constexpr (std::is_same_v<Backend, backend::cuda>) {
+    emgpu::detail::device_guard g(b.device);
+    std::size_t free = 0, total = 0;
+    EMGPU_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    budget = free / 3;
+  }
+#endif
+  (void)b;
+  const std::size_t held = copies != nullptr ? copies->capacity() : 0;
+  return budget > held ? budget : held;
+}
 
 /// svd_method::automatic on CUDA: one-sided Jacobi up to this many rows,
 /// the QR algorithm above (the measurements in svd_method::automatic).
@@ -238,6 +265,67 @@ void svd(const Backend& b, strided_batch_view<T> a, real_type_t<T>* sigma, strid
     return;
   }
   detail::svd_run(b, a, sigma, u, v, info, opt.method, tol, sweeps, false, opt.work);
+}
+
+/// @brief Pointer-array form of svd: A_k at a_array[k] (m x n, m >= n,
+///        leading dimension lda), U_k at u_array[k] (m x n, ldu) and V_k at
+///        v_array[k] (n x n, ldv), either array null when not wanted;
+///        sigma and info as in the strided form; all in backend memory.
+/// Runs the strided svd on packed copies (detail::svd_array_budget bytes of
+/// them at a time; opt.copies keeps them between calls): A_k gathered in
+/// (a_array's matrices are left as they are), U_k and V_k scattered out.
+/// Why: the SVD's kernels stage whole matrices and run for tens of times a
+/// copy of the batch (docs/batched.md), so every kernel stays the strided
+/// one at the cost of the copies. Results are bit for bit those of the
+/// strided form on the same matrices.
+/// @throws invalid_argument as the strided form (u_array must not be
+///         a_array), or opt.copies the same workspace as opt.work;
+///         device_error when the copies do not fit device memory.
+template <class Backend, batched_scalar T>
+void svd(const Backend& b, T* const* a_array, index_t m, index_t n, index_t lda, index_t count,
+         real_type_t<T>* sigma, T* const* u_array, index_t ldu, T* const* v_array, index_t ldv, int* info,
+         svd_options opt = {}) {
+  using detail::array_loc;
+  using detail::strided_loc;
+  const strided_batch_view<T> none{};
+  const auto av = detail::array_shape(a_array, m, n, lda, count);
+  const auto us = u_array ? detail::array_shape(u_array, m, n, ldu, count) : none;
+  const auto vs = v_array ? detail::array_shape(v_array, n, n, ldv, count) : none;
+  if (!detail::svd_args(av, sigma, us, vs, info, opt)) return;
+  detail::detail_require(opt.copies == nullptr || opt.copies != opt.work,
+                         "emgpu::batched::svd: opt.copies must be another workspace than opt.work");
+  // Each array rounded to 256 bytes, so that every copy starts aligned.
+  const auto round = [](std::size_t x) { return (x + 255) & ~std::size_t(255); };
+  const std::size_t per = sizeof(T) * std::size_t(m * n + (u_array ? m * n : 0) + (v_array ? n * n : 0));
+  const index_t fit = index_t(detail::svd_array_budget(b, opt.copies) / (per > 0 ? per : 1)) - 1;
+  const index_t chunk = fit < 1 ? 1 : fit < count ? fit : count;
+  const std::size_t ba = round(sizeof(T) * std::size_t(chunk * m * n)), bu = u_array ? ba : 0,
+                    bv = v_array ? round(sizeof(T) * std::size_t(chunk * n * n)) : 0;
+  vector_t<Backend, std::byte> own;
+  std::byte* blk = nullptr;
+  if (opt.copies != nullptr) {
+    blk = opt.copies->reserve(b, ba + bu + bv);
+  } else {
+    own = make_vector<std::byte>(b, index_t(ba + bu + bv));
+    blk = own.data();
+  }
+  T* const ta = reinterpret_cast<T*>(blk);
+  T* const tu = reinterpret_cast<T*>(blk + ba);
+  T* const tv = reinterpret_cast<T*>(blk + ba + bu);
+  for (index_t k0 = 0; k0 < count; k0 += chunk) {
+    const index_t cc = count - k0 < chunk ? count - k0 : chunk;
+    for_each_index(b, m * n, cc,
+                   detail::copy_matrix_op<T, array_loc<T>, strided_loc<T>>{{a_array + k0}, lda, {ta, m * n}, m, m});
+    svd(b, strided_batch_view<T>{ta, m, n, m, m * n, cc}, sigma + k0 * n,
+        u_array ? strided_batch_view<T>{tu, m, n, m, m * n, cc} : none,
+        v_array ? strided_batch_view<T>{tv, n, n, n, n * n, cc} : none, info + k0, opt);
+    if (u_array)
+      for_each_index(b, m * n, cc,
+                     detail::copy_matrix_op<T, strided_loc<T>, array_loc<T>>{{tu, m * n}, m, {u_array + k0}, ldu, m});
+    if (v_array)
+      for_each_index(b, n * n, cc,
+                     detail::copy_matrix_op<T, strided_loc<T>, array_loc<T>>{{tv, n * n}, n, {v_array + k0}, ldv, n});
+  }
 }
 
 /// @brief rank[k] = number of sigma[k*n + j] > tau * max_j sigma[k*n + j].

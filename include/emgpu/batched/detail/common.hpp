@@ -362,6 +362,30 @@ inline void check_ptr(const void* p, bool needed, const char* what, const char* 
   detail_require(p != nullptr || !needed,
                  std::string("emgpu::batched::") + what + ": " + name + " is null");
 }
+/// A pointer array's shape as a strided view, so that the pointer-array
+/// routines share the strided routines' argument checks: data is the
+/// pointer array itself (null iff it is null; two operands alias iff their
+/// pointer arrays are the same), stride one matrix's span. Never
+/// dereferenced as matrices.
+template <class T>
+inline strided_batch_view<T> array_shape(T* const* arr, index_t rows, index_t cols, index_t ld, index_t count) {
+  const index_t span = rows > 0 && cols > 0 ? ld * (cols - 1) + rows : 0;
+  return {const_cast<T*>(reinterpret_cast<const T*>(arr)), rows, cols, ld, span, count};
+}
+/// dst matrix k := src matrix k, element r (row r % rows, column r / rows)
+/// of each, for for_each_index(b, rows * cols, count, op): the gathers and
+/// scatters of routines that run a pointer array as a strided batch.
+template <class T, class LocS, class LocD>
+struct copy_matrix_op {
+  LocS src;
+  index_t lds;
+  LocD dst;
+  index_t ldd, rows;
+  EMGPU_HD void operator()(index_t r, index_t k) const {
+    const index_t i = r % rows, j = r / rows;
+    dst(k)[i + j * ldd] = src(k)[i + j * lds];
+  }
+};
 template <class T>
 inline void check_tall(const strided_batch_view<T>& a, const char* what) {
   check_batch(a, what, "a");
