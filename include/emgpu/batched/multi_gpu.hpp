@@ -630,256 +630,115 @@ inline multi_gpu::array mg_vector(T* p, index_t per, bool in, bool out) {
   const std::size_t b = std::size_t(per) * sizeof(U);
   return {const_cast<U*>(p), b, b, in, out};
 }
-/// The device copy of chunk cc of view v.
-template <class T>
-inline strided_batch_view<T> mg_view(strided_batch_view<T> v, std::byte* dev, index_t cc) {
-  return {reinterpret_cast<T*>(dev), v.rows, v.cols, v.ld, v.stride, cc};
-}
 template <class T>
 inline T* mg_ptr(std::byte* dev) {
   return reinterpret_cast<T*>(dev);
 }
-/// The engine's view of a pointer array of rows x cols matrices (leading
-/// dimension ld): gathered on the host into chunks that the device sees as
-/// strided batches of stride ld * cols (mg_view below).
+
+/// A matrix operand of the multi_gpu routines: a strided batch, or a pointer
+/// array (ptrs set; v is then its shape, detail::array_shape) that the host
+/// threads gather into chunks the device sees as strided batches of stride
+/// ld * cols. v is what the argument checks take in either case.
 template <class T>
-inline multi_gpu::array mg_matrices(T* const* p, index_t rows, index_t cols, index_t ld, bool in, bool out) {
-  using U = std::remove_const_t<T>;
-  const std::size_t extent = rows == 0 || cols == 0 ? 0 : std::size_t(ld * (cols - 1) + rows) * sizeof(U);
-  multi_gpu::array a{nullptr, std::size_t(ld * cols) * sizeof(U), extent, in || (out && ld != rows), out};
-  a.ptrs = reinterpret_cast<const void* const*>(p);
-  return a;
+struct mg_operand {
+  strided_batch_view<T> v;
+  T* const* ptrs = nullptr;
+
+  bool wanted() const { return v.data != nullptr; }
+  /// The engine's array (for a pointer array, its shape's: the same extent
+  /// and gap rule, ld > rows).
+  multi_gpu::array engine(bool in, bool out) const {
+    if (!wanted()) return {};
+    multi_gpu::array a = mg_matrices(v, in, out);
+    if (ptrs != nullptr) {
+      a.host = nullptr;
+      a.stride = std::size_t(v.ld * v.cols) * sizeof(std::remove_const_t<T>);
+      a.ptrs = reinterpret_cast<const void* const*>(ptrs);
+    }
+    return a;
+  }
+  /// The device copy of a chunk of cc matrices at dev (null data when not
+  /// wanted).
+  strided_batch_view<T> device(std::byte* dev, index_t cc) const {
+    const index_t stride = ptrs == nullptr ? v.stride : v.ld * v.cols;
+    return {wanted() ? reinterpret_cast<T*>(dev) : nullptr, v.rows, v.cols, v.ld, wanted() ? stride : 0, cc};
+  }
+};
+template <class T>
+inline mg_operand<T> mg_op(strided_batch_view<T> v) {
+  return {v, nullptr};
 }
 template <class T>
-inline strided_batch_view<T> mg_view(std::byte* dev, index_t rows, index_t cols, index_t ld, index_t cc) {
-  return {reinterpret_cast<T*>(dev), rows, cols, ld, ld * cols, cc};
+inline mg_operand<T> mg_op(T* const* p, index_t rows, index_t cols, index_t ld, index_t count) {
+  return {array_shape(p, rows, cols, ld, count), p};
 }
 
-}  // namespace detail
-
-/// @brief lu_factor on a batch in host memory (a, ipiv, info in host memory).
-/// @tparam T float, double, complex<float> or complex<double>.
-/// @throws as lu_factor and multi_gpu::run.
-template <batched_scalar T>
-void lu_factor(const multi_gpu& g, strided_batch_view<T> a, index_t* ipiv, int* info) {
-  if (!detail::lu_factor_args(a, ipiv, info)) return;
-  const index_t n = a.rows;
-  const multi_gpu::array arr[] = {detail::mg_matrices(a, true, true), detail::mg_vector(ipiv, n, false, true),
-                                  detail::mg_vector(info, 1, false, true)};
+template <class T>
+void mg_lu_factor(const multi_gpu& g, const mg_operand<T>& a, index_t* ipiv, int* info) {
+  if (!lu_factor_args(a.v, ipiv, info)) return;
+  const multi_gpu::array arr[] = {a.engine(true, true), mg_vector(ipiv, a.v.rows, false, true),
+                                  mg_vector(info, 1, false, true)};
   g.run(
-      a.count, arr,
+      a.v.count, arr,
       [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
-        lu_factor(b, detail::mg_view(a, d[0], cc), detail::mg_ptr<index_t>(d[1]), detail::mg_ptr<int>(d[2]));
+        lu_factor(b, a.device(d[0], cc), mg_ptr<index_t>(d[1]), mg_ptr<int>(d[2]));
       },
       "lu_factor");
 }
-
-/// @brief Pointer-array lu_factor on a batch in host memory: matrix k at
-///        a_array[k], n x n with leading dimension lda; the pointer array,
-///        every matrix, ipiv and info in host memory.
-/// The matrices are gathered into page-locked chunks on the host (as for
-/// pageable strided batches: docs/batched.md), so results equal those of
-/// one backend::cuda call on the same matrices.
-/// @tparam T float, double, complex<float> or complex<double>.
-/// @throws as the pointer-array lu_factor and multi_gpu::run (a null or
-///         device-memory entry of a_array).
-template <batched_scalar T>
-void lu_factor(const multi_gpu& g, T* const* a_array, index_t n, index_t lda, index_t count, index_t* ipiv,
-               int* info) {
-  if (!detail::lu_factor_args(detail::array_shape(a_array, n, n, lda, count), ipiv, info)) return;
-  const multi_gpu::array arr[] = {detail::mg_matrices(a_array, n, n, lda, true, true),
-                                  detail::mg_vector(ipiv, n, false, true), detail::mg_vector(info, 1, false, true)};
+/// lu_solve, or with inv set the inverse (rhs then receives it: out only).
+template <class TL, class T>
+void mg_lu_solve(const multi_gpu& g, const mg_operand<TL>& lu, const index_t* ipiv, const mg_operand<T>& rhs,
+                 bool inv) {
+  const char* what = inv ? "inverse" : "lu_solve";
+  if (!(inv ? inverse_args(lu.v, ipiv, rhs.v) : lu_solve_args(lu.v, ipiv, rhs.v))) return;
+  const multi_gpu::array arr[] = {lu.engine(true, false), mg_vector(ipiv, lu.v.rows, true, false),
+                                  rhs.engine(!inv, true)};
   g.run(
-      count, arr,
+      lu.v.count, arr,
       [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
-        lu_factor(b, detail::mg_view<T>(d[0], n, n, lda, cc), detail::mg_ptr<index_t>(d[1]),
-                  detail::mg_ptr<int>(d[2]));
-      },
-      "lu_factor");
-}
-
-/// @brief lu_solve on a batch in host memory.
-/// @tparam TL T or const T (the factors are only read).
-/// @tparam T float, double, complex<float> or complex<double>.
-/// @throws as lu_solve and multi_gpu::run.
-template <class TL, batched_scalar T>
-  requires std::is_same_v<std::remove_const_t<TL>, T>
-void lu_solve(const multi_gpu& g, strided_batch_view<TL> lu, const index_t* ipiv, strided_batch_view<T> rhs) {
-  if (!detail::lu_solve_args(lu, ipiv, rhs)) return;
-  const multi_gpu::array arr[] = {detail::mg_matrices(lu, true, false),
-                                  detail::mg_vector(ipiv, lu.rows, true, false),
-                                  detail::mg_matrices(rhs, true, true)};
-  g.run(
-      lu.count, arr,
-      [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
-        lu_solve(b, detail::mg_view(lu, d[0], cc), detail::mg_ptr<const index_t>(d[1]),
-                 detail::mg_view(rhs, d[2], cc));
-      },
-      "lu_solve");
-}
-
-/// @brief Pointer-array lu_solve on a batch in host memory (the pointer
-///        arrays, every matrix and ipiv in host memory; see the
-///        pointer-array lu_factor above).
-/// @tparam T float, double, complex<float> or complex<double>.
-/// @throws as the pointer-array lu_solve and multi_gpu::run.
-template <batched_scalar T>
-void lu_solve(const multi_gpu& g, const T* const* lu_array, index_t n, index_t ldlu, const index_t* ipiv,
-              T* const* rhs_array, index_t nrhs, index_t ldb, index_t count) {
-  if (!detail::lu_solve_args(detail::array_shape(lu_array, n, n, ldlu, count), ipiv,
-                            detail::array_shape(rhs_array, n, nrhs, ldb, count)))
-    return;
-  const multi_gpu::array arr[] = {detail::mg_matrices(lu_array, n, n, ldlu, true, false),
-                                  detail::mg_vector(ipiv, n, true, false),
-                                  detail::mg_matrices(rhs_array, n, nrhs, ldb, true, true)};
-  g.run(
-      count, arr,
-      [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
-        lu_solve(b, detail::mg_view<const T>(d[0], n, n, ldlu, cc), detail::mg_ptr<const index_t>(d[1]),
-                 detail::mg_view<T>(d[2], n, nrhs, ldb, cc));
-      },
-      "lu_solve");
-}
-
-/// @brief inverse on a batch in host memory.
-/// @tparam TL T or const T (the factors are only read).
-/// @tparam T float, double, complex<float> or complex<double>.
-/// @throws as inverse and multi_gpu::run.
-template <class TL, batched_scalar T>
-  requires std::is_same_v<std::remove_const_t<TL>, T>
-void inverse(const multi_gpu& g, strided_batch_view<TL> lu, const index_t* ipiv, strided_batch_view<T> inv) {
-  if (!detail::inverse_args(lu, ipiv, inv)) return;
-  const multi_gpu::array arr[] = {detail::mg_matrices(lu, true, false),
-                                  detail::mg_vector(ipiv, lu.rows, true, false),
-                                  detail::mg_matrices(inv, false, true)};
-  g.run(
-      lu.count, arr,
-      [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
-        inverse(b, detail::mg_view(lu, d[0], cc), detail::mg_ptr<const index_t>(d[1]),
-                detail::mg_view(inv, d[2], cc));
-      },
-      "inverse");
-}
-
-/// @brief Pointer-array inverse on a batch in host memory (see the
-///        pointer-array lu_factor above).
-/// @tparam T float, double, complex<float> or complex<double>.
-/// @throws as the pointer-array inverse and multi_gpu::run.
-template <batched_scalar T>
-void inverse(const multi_gpu& g, const T* const* lu_array, index_t n, index_t ldlu, const index_t* ipiv,
-             T* const* inv_array, index_t ldinv, index_t count) {
-  if (!detail::inverse_args(detail::array_shape(lu_array, n, n, ldlu, count), ipiv,
-                            detail::array_shape(inv_array, n, n, ldinv, count)))
-    return;
-  const multi_gpu::array arr[] = {detail::mg_matrices(lu_array, n, n, ldlu, true, false),
-                                  detail::mg_vector(ipiv, n, true, false),
-                                  detail::mg_matrices(inv_array, n, n, ldinv, false, true)};
-  g.run(
-      count, arr,
-      [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
-        inverse(b, detail::mg_view<const T>(d[0], n, n, ldlu, cc), detail::mg_ptr<const index_t>(d[1]),
-                detail::mg_view<T>(d[2], n, n, ldinv, cc));
-      },
-      "inverse");
-}
-
-/// @brief qr_factor on a batch in host memory.
-/// @tparam T float, double, complex<float> or complex<double>.
-/// @throws as qr_factor and multi_gpu::run.
-template <batched_scalar T>
-void qr_factor(const multi_gpu& g, strided_batch_view<T> a) {
-  detail::check_tall(a, "qr_factor");
-  if (a.count == 0) return;
-  const multi_gpu::array arr[] = {detail::mg_matrices(a, true, true)};
-  g.run(
-      a.count, arr,
-      [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
-        qr_factor(b, detail::mg_view(a, d[0], cc));
-      },
-      "qr_factor");
-}
-
-/// @brief Pointer-array qr_factor on a batch in host memory (the pointer
-///        array and every matrix in host memory; see the pointer-array
-///        lu_factor above).
-/// @tparam T float, double, complex<float> or complex<double>.
-/// @throws as the pointer-array qr_factor and multi_gpu::run.
-template <batched_scalar T>
-void qr_factor(const multi_gpu& g, T* const* a_array, index_t m, index_t n, index_t lda, index_t count) {
-  if (!detail::qr_factor_array_args(a_array, m, n, lda, count)) return;
-  const multi_gpu::array arr[] = {detail::mg_matrices(a_array, m, n, lda, true, true)};
-  g.run(
-      count, arr,
-      [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
-        qr_factor(b, detail::mg_view<T>(d[0], m, n, lda, cc));
-      },
-      "qr_factor");
-}
-
-namespace detail {
-/// apply_qh, apply_q, form_q on a batch in host memory: the factors in, C
-/// in and out (form: out only, as form_q overwrites every entry of Q).
-template <class TF, class T>
-void mg_qr_apply(const multi_gpu& g, strided_batch_view<TF> qr, strided_batch_view<T> c, bool adjoint, bool form,
-                 const char* what) {
-  if (!qr_apply_args(qr, c, form, what)) return;
-  const multi_gpu::array arr[] = {mg_matrices(qr, true, false), mg_matrices(c, !form, true)};
-  g.run(
-      qr.count, arr,
-      [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
-        qr_apply(b, mg_view(qr, d[0], cc), mg_view(c, d[1], cc), adjoint, form, what);
+        if (inv) inverse(b, lu.device(d[0], cc), mg_ptr<const index_t>(d[1]), rhs.device(d[2], cc));
+        else lu_solve(b, lu.device(d[0], cc), mg_ptr<const index_t>(d[1]), rhs.device(d[2], cc));
       },
       what);
 }
-}  // namespace detail
-
-/// @brief apply_qh (C := Q^H C) on a batch in host memory.
-/// @tparam TF T or const T (the factors are only read).
-/// @tparam T float, double, complex<float> or complex<double>.
-/// @throws as apply_qh and multi_gpu::run.
-template <class TF, batched_scalar T>
-  requires std::is_same_v<std::remove_const_t<TF>, T>
-void apply_qh(const multi_gpu& g, strided_batch_view<TF> qr, strided_batch_view<T> c) {
-  detail::mg_qr_apply(g, qr, c, true, false, "apply_qh");
-}
-
-/// @brief apply_q (C := Q C) on a batch in host memory.
-/// @tparam TF T or const T (the factors are only read).
-/// @tparam T float, double, complex<float> or complex<double>.
-/// @throws as apply_q and multi_gpu::run.
-template <class TF, batched_scalar T>
-  requires std::is_same_v<std::remove_const_t<TF>, T>
-void apply_q(const multi_gpu& g, strided_batch_view<TF> qr, strided_batch_view<T> c) {
-  detail::mg_qr_apply(g, qr, c, false, false, "apply_q");
-}
-
-/// @brief form_q (the leading q.cols columns of Q) on a batch in host memory.
-/// @tparam TF T or const T (the factors are only read).
-/// @tparam T float, double, complex<float> or complex<double>.
-/// @throws as form_q and multi_gpu::run.
-template <class TF, batched_scalar T>
-  requires std::is_same_v<std::remove_const_t<TF>, T>
-void form_q(const multi_gpu& g, strided_batch_view<TF> qr, strided_batch_view<T> q) {
-  detail::mg_qr_apply(g, qr, q, false, true, "form_q");
-}
-
-/// @brief least_squares on a batch in host memory.
-/// @tparam T float, double, complex<float> or complex<double>.
-/// @throws as least_squares and multi_gpu::run.
-template <batched_scalar T>
-void least_squares(const multi_gpu& g, strided_batch_view<T> a, strided_batch_view<T> rhs, int* info) {
-  if (!detail::least_squares_args(a, rhs, info)) return;
-  const multi_gpu::array arr[] = {detail::mg_matrices(a, true, true), detail::mg_matrices(rhs, true, true),
-                                  detail::mg_vector(info, 1, false, true)};
+template <class T>
+void mg_qr_factor(const multi_gpu& g, const mg_operand<T>& a) {
+  check_tall(a.v, "qr_factor");
+  if (a.v.count == 0 || a.v.cols == 0) return;
+  const multi_gpu::array arr[] = {a.engine(true, true)};
   g.run(
-      a.count, arr,
+      a.v.count, arr,
       [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
-        least_squares(b, detail::mg_view(a, d[0], cc), detail::mg_view(rhs, d[1], cc), detail::mg_ptr<int>(d[2]));
+        qr_factor(b, a.device(d[0], cc));
+      },
+      "qr_factor");
+}
+/// apply_qh, apply_q, form_q: the factors in, C in and out (form: out only,
+/// as form_q overwrites every entry of Q).
+template <class TF, class T>
+void mg_qr_apply(const multi_gpu& g, const mg_operand<TF>& qr, const mg_operand<T>& c, bool adjoint, bool form,
+                 const char* what) {
+  if (!qr_apply_args(qr.v, c.v, form, what)) return;
+  const multi_gpu::array arr[] = {qr.engine(true, false), c.engine(!form, true)};
+  g.run(
+      qr.v.count, arr,
+      [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
+        qr_apply(b, qr.device(d[0], cc), c.device(d[1], cc), adjoint, form, what);
+      },
+      what);
+}
+template <class T>
+void mg_least_squares(const multi_gpu& g, const mg_operand<T>& a, const mg_operand<T>& rhs, int* info) {
+  if (!least_squares_args(a.v, rhs.v, info)) return;
+  const multi_gpu::array arr[] = {a.engine(true, true), rhs.engine(true, true), mg_vector(info, 1, false, true)};
+  g.run(
+      a.v.count, arr,
+      [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
+        least_squares(b, a.device(d[0], cc), rhs.device(d[1], cc), mg_ptr<int>(d[2]));
       },
       "least_squares");
 }
 
-namespace detail {
 /// Matrices per chunk that the SVD needs to fill a GPU: the QR method's
 /// iteration runs one thread per matrix (detail/svd_gk_split.hpp). 2 x
 /// H200, 100 000 x 32 x 32 complex<double>, U, S, V from pinned memory:
@@ -893,138 +752,177 @@ inline index_t svd_min_chunk(strided_batch_view<T> a, const svd_options& opt) {
                          (opt.method == svd_method::automatic && a.rows > svd_jacobi_max_m_cuda);
   return qr_method && !opt.qr_precondition ? 16384 : 0;
 }
-}  // namespace detail
-
-/// @brief svd on a batch in host memory. opt.work is ignored: each stream
-///        of each partition keeps a workspace of its own.
-/// @tparam T float, double, complex<float> or complex<double>.
-/// @throws as svd and multi_gpu::run.
-template <batched_scalar T>
-void svd(const multi_gpu& g, strided_batch_view<T> a, real_type_t<T>* sigma, strided_batch_view<T> u,
-         strided_batch_view<T> v, int* info, svd_options opt = {}) {
-  if (!detail::svd_args(a, sigma, u, v, info, opt)) return;
-  const index_t m = a.rows, n = a.cols, count = a.count;
-  const bool want_u = u.data != nullptr, want_v = v.data != nullptr;
-  // a is workspace (contents unspecified on return): copied in, not back.
-  const strided_batch_view<T> none{nullptr, 0, 0, 1, 0, 0};
-  const multi_gpu::array arr[] = {detail::mg_matrices(a, true, false), detail::mg_vector(sigma, n, false, true),
-                                  detail::mg_matrices(want_u ? u : none, false, true),
-                                  detail::mg_matrices(want_v ? v : none, false, true),
-                                  detail::mg_vector(info, 1, false, true)};
-  g.run(
-      count, arr,
-      [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace* work) {
-        svd_options o = opt;
-        o.work = work;
-        const strided_batch_view<T> nu{nullptr, m, n, u.ld, 0, cc}, nv{nullptr, n, n, v.ld, 0, cc};
-        svd(b, detail::mg_view(a, d[0], cc), detail::mg_ptr<real_type_t<T>>(d[1]),
-            want_u ? detail::mg_view(u, d[2], cc) : nu, want_v ? detail::mg_view(v, d[3], cc) : nv,
-            detail::mg_ptr<int>(d[4]), o);
-      },
-      "svd", detail::svd_min_chunk(a, opt));
-}
-
-namespace detail {
-/// Pointer-array apply_qh, apply_q, form_q on a batch in host memory.
+/// a is only read here (copied in, not back): the strided svd uses the
+/// device copy as workspace.
 template <class T>
-void mg_qr_apply_array(const multi_gpu& g, const T* const* qr_array, index_t m, index_t n, index_t ldqr,
-                       T* const* c_array, index_t ccols, index_t ldc, index_t count, bool adjoint, bool form,
-                       const char* what) {
-  if (!qr_apply_args(array_shape(qr_array, m, n, ldqr, count), array_shape(c_array, m, ccols, ldc, count), form,
-                     what))
-    return;
-  const multi_gpu::array arr[] = {mg_matrices(qr_array, m, n, ldqr, true, false),
-                                  mg_matrices(c_array, m, ccols, ldc, !form, true)};
+void mg_svd(const multi_gpu& g, const mg_operand<T>& a, real_type_t<T>* sigma, const mg_operand<T>& u,
+            const mg_operand<T>& v, int* info, const svd_options& opt) {
+  if (!svd_args(a.v, sigma, u.v, v.v, info, opt)) return;
+  const multi_gpu::array arr[] = {a.engine(true, false), mg_vector(sigma, a.v.cols, false, true),
+                                  u.engine(false, true), v.engine(false, true), mg_vector(info, 1, false, true)};
   g.run(
-      count, arr,
-      [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
-        qr_apply(b, mg_view<const T>(d[0], m, n, ldqr, cc), mg_view<T>(d[1], m, ccols, ldc, cc), adjoint, form, what);
-      },
-      what);
-}
-}  // namespace detail
-
-/// @brief Pointer-array apply_qh on a batch in host memory (see the
-///        pointer-array lu_factor above).
-/// @tparam T float, double, complex<float> or complex<double>.
-/// @throws as the pointer-array apply_qh and multi_gpu::run.
-template <batched_scalar T>
-void apply_qh(const multi_gpu& g, const T* const* qr_array, index_t m, index_t n, index_t ldqr, T* const* c_array,
-              index_t nrhs, index_t ldc, index_t count) {
-  detail::mg_qr_apply_array(g, qr_array, m, n, ldqr, c_array, nrhs, ldc, count, true, false, "apply_qh");
-}
-
-/// @brief Pointer-array apply_q on a batch in host memory.
-/// @tparam T float, double, complex<float> or complex<double>.
-/// @throws as the pointer-array apply_q and multi_gpu::run.
-template <batched_scalar T>
-void apply_q(const multi_gpu& g, const T* const* qr_array, index_t m, index_t n, index_t ldqr, T* const* c_array,
-             index_t nrhs, index_t ldc, index_t count) {
-  detail::mg_qr_apply_array(g, qr_array, m, n, ldqr, c_array, nrhs, ldc, count, false, false, "apply_q");
-}
-
-/// @brief Pointer-array form_q on a batch in host memory.
-/// @tparam T float, double, complex<float> or complex<double>.
-/// @throws as the pointer-array form_q and multi_gpu::run.
-template <batched_scalar T>
-void form_q(const multi_gpu& g, const T* const* qr_array, index_t m, index_t n, index_t ldqr, T* const* q_array,
-            index_t qcols, index_t ldq, index_t count) {
-  detail::mg_qr_apply_array(g, qr_array, m, n, ldqr, q_array, qcols, ldq, count, false, true, "form_q");
-}
-
-/// @brief Pointer-array least_squares on a batch in host memory.
-/// @tparam T float, double, complex<float> or complex<double>.
-/// @throws as the pointer-array least_squares and multi_gpu::run.
-template <batched_scalar T>
-void least_squares(const multi_gpu& g, T* const* a_array, index_t m, index_t n, index_t lda, T* const* rhs_array,
-                   index_t nrhs, index_t ldb, index_t count, int* info) {
-  if (!detail::least_squares_args(detail::array_shape(a_array, m, n, lda, count),
-                                  detail::array_shape(rhs_array, m, nrhs, ldb, count), info))
-    return;
-  const multi_gpu::array arr[] = {detail::mg_matrices(a_array, m, n, lda, true, true),
-                                  detail::mg_matrices(rhs_array, m, nrhs, ldb, true, true),
-                                  detail::mg_vector(info, 1, false, true)};
-  g.run(
-      count, arr,
-      [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace*) {
-        least_squares(b, detail::mg_view<T>(d[0], m, n, lda, cc), detail::mg_view<T>(d[1], m, nrhs, ldb, cc),
-                      detail::mg_ptr<int>(d[2]));
-      },
-      "least_squares");
-}
-
-/// @brief Pointer-array svd on a batch in host memory: the matrices of
-///        a_array are left as they are (as in the backend pointer-array
-///        form); opt.work and opt.copies are ignored.
-/// @tparam T float, double, complex<float> or complex<double>.
-/// @throws as the pointer-array svd and multi_gpu::run.
-template <batched_scalar T>
-void svd(const multi_gpu& g, T* const* a_array, index_t m, index_t n, index_t lda, index_t count,
-         real_type_t<T>* sigma, T* const* u_array, index_t ldu, T* const* v_array, index_t ldv, int* info,
-         svd_options opt = {}) {
-  const strided_batch_view<T> none{};
-  const auto av = detail::array_shape(a_array, m, n, lda, count);
-  if (!detail::svd_args(av, sigma, u_array ? detail::array_shape(u_array, m, n, ldu, count) : none,
-                        v_array ? detail::array_shape(v_array, n, n, ldv, count) : none, info, opt))
-    return;
-  const bool want_u = u_array != nullptr, want_v = v_array != nullptr;
-  const multi_gpu::array arr[] = {
-      detail::mg_matrices(a_array, m, n, lda, true, false), detail::mg_vector(sigma, n, false, true),
-      want_u ? detail::mg_matrices(u_array, m, n, ldu, false, true) : multi_gpu::array{},
-      want_v ? detail::mg_matrices(v_array, n, n, ldv, false, true) : multi_gpu::array{},
-      detail::mg_vector(info, 1, false, true)};
-  g.run(
-      count, arr,
+      a.v.count, arr,
       [&](const backend::cuda& b, index_t, index_t cc, std::byte* const* d, workspace* work) {
         svd_options o = opt;
         o.work = work;
         o.copies = nullptr;
-        svd(b, detail::mg_view<T>(d[0], m, n, lda, cc), detail::mg_ptr<real_type_t<T>>(d[1]),
-            want_u ? detail::mg_view<T>(d[2], m, n, ldu, cc) : strided_batch_view<T>{nullptr, m, n, ldu, 0, cc},
-            want_v ? detail::mg_view<T>(d[3], n, n, ldv, cc) : strided_batch_view<T>{nullptr, n, n, ldv, 0, cc},
-            detail::mg_ptr<int>(d[4]), o);
+        svd(b, a.device(d[0], cc), mg_ptr<real_type_t<T>>(d[1]), u.device(d[2], cc), v.device(d[3], cc),
+            mg_ptr<int>(d[4]), o);
       },
-      "svd", detail::svd_min_chunk(av, opt));
+      "svd", svd_min_chunk(a.v, opt));
+}
+
+}  // namespace detail
+
+// The routines: each on a strided batch, then on pointer arrays (matrix k
+// at a_array[k], the pointer arrays and every matrix in host memory, pinned
+// or not, mixed; gathered into page-locked chunks by the host threads, so
+// results equal those of one backend::cuda call on the same matrices).
+// Shapes, leading dimensions and throws are those of the backend forms,
+// plus multi_gpu::run's: a null or device-memory entry of a pointer array
+// throws invalid_argument before anything runs. T: float, double,
+// complex<float> or complex<double>; TL, TF: T or const T (only read).
+
+/// @brief lu_factor on a batch in host memory (a, ipiv, info in host memory).
+/// @tparam T the scalar type. @throws as lu_factor and multi_gpu::run.
+template <batched_scalar T>
+void lu_factor(const multi_gpu& g, strided_batch_view<T> a, index_t* ipiv, int* info) {
+  detail::mg_lu_factor(g, detail::mg_op(a), ipiv, info);
+}
+/// @brief Pointer-array lu_factor on a batch in host memory.
+/// @tparam T the scalar type. @throws as lu_factor and multi_gpu::run.
+template <batched_scalar T>
+void lu_factor(const multi_gpu& g, T* const* a_array, index_t n, index_t lda, index_t count, index_t* ipiv,
+               int* info) {
+  detail::mg_lu_factor(g, detail::mg_op(a_array, n, n, lda, count), ipiv, info);
+}
+
+/// @brief lu_solve on a batch in host memory.
+/// @tparam TL T or const T. @throws as lu_solve and multi_gpu::run.
+template <class TL, batched_scalar T>
+  requires std::is_same_v<std::remove_const_t<TL>, T>
+void lu_solve(const multi_gpu& g, strided_batch_view<TL> lu, const index_t* ipiv, strided_batch_view<T> rhs) {
+  detail::mg_lu_solve(g, detail::mg_op(lu), ipiv, detail::mg_op(rhs), false);
+}
+/// @brief Pointer-array lu_solve on a batch in host memory.
+/// @tparam T the scalar type. @throws as lu_solve and multi_gpu::run.
+template <batched_scalar T>
+void lu_solve(const multi_gpu& g, const T* const* lu_array, index_t n, index_t ldlu, const index_t* ipiv,
+              T* const* rhs_array, index_t nrhs, index_t ldb, index_t count) {
+  detail::mg_lu_solve(g, detail::mg_op(lu_array, n, n, ldlu, count), ipiv,
+                      detail::mg_op(rhs_array, n, nrhs, ldb, count), false);
+}
+
+/// @brief inverse on a batch in host memory.
+/// @tparam TL T or const T. @throws as inverse and multi_gpu::run.
+template <class TL, batched_scalar T>
+  requires std::is_same_v<std::remove_const_t<TL>, T>
+void inverse(const multi_gpu& g, strided_batch_view<TL> lu, const index_t* ipiv, strided_batch_view<T> inv) {
+  detail::mg_lu_solve(g, detail::mg_op(lu), ipiv, detail::mg_op(inv), true);
+}
+/// @brief Pointer-array inverse on a batch in host memory.
+/// @tparam T the scalar type. @throws as inverse and multi_gpu::run.
+template <batched_scalar T>
+void inverse(const multi_gpu& g, const T* const* lu_array, index_t n, index_t ldlu, const index_t* ipiv,
+             T* const* inv_array, index_t ldinv, index_t count) {
+  detail::mg_lu_solve(g, detail::mg_op(lu_array, n, n, ldlu, count), ipiv,
+                      detail::mg_op(inv_array, n, n, ldinv, count), true);
+}
+
+/// @brief qr_factor on a batch in host memory.
+/// @tparam T the scalar type. @throws as qr_factor and multi_gpu::run.
+template <batched_scalar T>
+void qr_factor(const multi_gpu& g, strided_batch_view<T> a) {
+  detail::mg_qr_factor(g, detail::mg_op(a));
+}
+/// @brief Pointer-array qr_factor on a batch in host memory.
+/// @tparam T the scalar type. @throws as qr_factor and multi_gpu::run.
+template <batched_scalar T>
+void qr_factor(const multi_gpu& g, T* const* a_array, index_t m, index_t n, index_t lda, index_t count) {
+  detail::mg_qr_factor(g, detail::mg_op(a_array, m, n, lda, count));
+}
+
+/// @brief apply_qh (C := Q^H C) on a batch in host memory.
+/// @tparam TF T or const T. @throws as apply_qh and multi_gpu::run.
+template <class TF, batched_scalar T>
+  requires std::is_same_v<std::remove_const_t<TF>, T>
+void apply_qh(const multi_gpu& g, strided_batch_view<TF> qr, strided_batch_view<T> c) {
+  detail::mg_qr_apply(g, detail::mg_op(qr), detail::mg_op(c), true, false, "apply_qh");
+}
+/// @brief Pointer-array apply_qh on a batch in host memory.
+/// @tparam T the scalar type. @throws as apply_qh and multi_gpu::run.
+template <batched_scalar T>
+void apply_qh(const multi_gpu& g, const T* const* qr_array, index_t m, index_t n, index_t ldqr, T* const* c_array,
+              index_t nrhs, index_t ldc, index_t count) {
+  detail::mg_qr_apply(g, detail::mg_op(qr_array, m, n, ldqr, count), detail::mg_op(c_array, m, nrhs, ldc, count),
+                      true, false, "apply_qh");
+}
+
+/// @brief apply_q (C := Q C) on a batch in host memory.
+/// @tparam TF T or const T. @throws as apply_q and multi_gpu::run.
+template <class TF, batched_scalar T>
+  requires std::is_same_v<std::remove_const_t<TF>, T>
+void apply_q(const multi_gpu& g, strided_batch_view<TF> qr, strided_batch_view<T> c) {
+  detail::mg_qr_apply(g, detail::mg_op(qr), detail::mg_op(c), false, false, "apply_q");
+}
+/// @brief Pointer-array apply_q on a batch in host memory.
+/// @tparam T the scalar type. @throws as apply_q and multi_gpu::run.
+template <batched_scalar T>
+void apply_q(const multi_gpu& g, const T* const* qr_array, index_t m, index_t n, index_t ldqr, T* const* c_array,
+             index_t nrhs, index_t ldc, index_t count) {
+  detail::mg_qr_apply(g, detail::mg_op(qr_array, m, n, ldqr, count), detail::mg_op(c_array, m, nrhs, ldc, count),
+                      false, false, "apply_q");
+}
+
+/// @brief form_q (the leading q.cols columns of Q) on a batch in host memory.
+/// @tparam TF T or const T. @throws as form_q and multi_gpu::run.
+template <class TF, batched_scalar T>
+  requires std::is_same_v<std::remove_const_t<TF>, T>
+void form_q(const multi_gpu& g, strided_batch_view<TF> qr, strided_batch_view<T> q) {
+  detail::mg_qr_apply(g, detail::mg_op(qr), detail::mg_op(q), false, true, "form_q");
+}
+/// @brief Pointer-array form_q on a batch in host memory.
+/// @tparam T the scalar type. @throws as form_q and multi_gpu::run.
+template <batched_scalar T>
+void form_q(const multi_gpu& g, const T* const* qr_array, index_t m, index_t n, index_t ldqr, T* const* q_array,
+            index_t qcols, index_t ldq, index_t count) {
+  detail::mg_qr_apply(g, detail::mg_op(qr_array, m, n, ldqr, count), detail::mg_op(q_array, m, qcols, ldq, count),
+                      false, true, "form_q");
+}
+
+/// @brief least_squares on a batch in host memory.
+/// @tparam T the scalar type. @throws as least_squares and multi_gpu::run.
+template <batched_scalar T>
+void least_squares(const multi_gpu& g, strided_batch_view<T> a, strided_batch_view<T> rhs, int* info) {
+  detail::mg_least_squares(g, detail::mg_op(a), detail::mg_op(rhs), info);
+}
+/// @brief Pointer-array least_squares on a batch in host memory.
+/// @tparam T the scalar type. @throws as least_squares and multi_gpu::run.
+template <batched_scalar T>
+void least_squares(const multi_gpu& g, T* const* a_array, index_t m, index_t n, index_t lda, T* const* rhs_array,
+                   index_t nrhs, index_t ldb, index_t count, int* info) {
+  detail::mg_least_squares(g, detail::mg_op(a_array, m, n, lda, count),
+                           detail::mg_op(rhs_array, m, nrhs, ldb, count), info);
+}
+
+/// @brief svd on a batch in host memory; a is left as it is (only copied
+///        in). opt.work and opt.copies are ignored: each stream of each
+///        partition keeps a workspace of its own.
+/// @tparam T the scalar type. @throws as svd and multi_gpu::run.
+template <batched_scalar T>
+void svd(const multi_gpu& g, strided_batch_view<T> a, real_type_t<T>* sigma, strided_batch_view<T> u,
+         strided_batch_view<T> v, int* info, svd_options opt = {}) {
+  detail::mg_svd(g, detail::mg_op(a), sigma, detail::mg_op(u), detail::mg_op(v), info, opt);
+}
+/// @brief Pointer-array svd on a batch in host memory (u_array, v_array
+///        null when not wanted).
+/// @tparam T the scalar type. @throws as svd and multi_gpu::run.
+template <batched_scalar T>
+void svd(const multi_gpu& g, T* const* a_array, index_t m, index_t n, index_t lda, index_t count,
+         real_type_t<T>* sigma, T* const* u_array, index_t ldu, T* const* v_array, index_t ldv, int* info,
+         svd_options opt = {}) {
+  detail::mg_svd(g, detail::mg_op(a_array, m, n, lda, count), sigma, detail::mg_op(u_array, m, n, ldu, count),
+                 detail::mg_op(v_array, n, n, ldv, count), info, opt);
 }
 
 }  // namespace emgpu::batched
