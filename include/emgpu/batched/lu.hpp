@@ -194,8 +194,9 @@ void inverse(const Backend& b, strided_batch_view<TL> lu, const index_t* ipiv,
 
 /// @brief Pointer-array form of inverse: inv_array[k] := A_k^{-1} from the
 ///        factors at lu_array[k] (n x n; the arrays in backend memory).
-/// @throws invalid_argument as the strided form (inv_array must not be
-///         lu_array, nor any inverse overlap its factors).
+/// @throws invalid_argument as the strided form (inv_array the same array
+///         as lu_array included); an inverse must not overlap any factors
+///         (not checked: the arrays may live on the device).
 template <class Backend, batched_scalar T>
 void inverse(const Backend& b, const T* const* lu_array, index_t n, index_t ldlu, const index_t* ipiv,
              T* const* inv_array, index_t ldinv, index_t count) {

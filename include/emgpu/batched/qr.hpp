@@ -58,21 +58,12 @@ void qr_factor(const Backend& b, strided_batch_view<T> a) {
   detail::launch(b, op, a.count, "emgpu::batched::qr_factor");
 }
 
-namespace detail {
-/// Argument checks of the pointer-array qr_factor (and of its multi_gpu
-/// overload). @return false when there is nothing to do.
-template <class T>
-bool qr_factor_array_args(T* const* a_array, index_t m, index_t n, index_t lda, index_t count) {
-  check_tall(array_shape(a_array, m, n, lda, count), "qr_factor");
-  return count > 0 && n > 0;
-}
-}  // namespace detail
-
 /// @brief Pointer-array form of qr_factor.
 template <class Backend, batched_scalar T>
 void qr_factor(const Backend& b, T* const* a_array, index_t m, index_t n, index_t lda,
                index_t count) {
-  if (!detail::qr_factor_array_args(a_array, m, n, lda, count)) return;
+  detail::check_tall(detail::array_shape(a_array, m, n, lda, count), "qr_factor");
+  if (count == 0 || n == 0) return;
 #if defined(__CUDACC__)
   if constexpr (std::is_same_v<Backend, backend::cuda>) {
     if (detail::qr_rsk_factor<T>(b, detail::array_loc<T>{a_array}, m, n, lda, count, "emgpu::batched::qr_factor"))
