@@ -487,14 +487,14 @@ class multi_gpu {
   /// memcpy by up to t threads: one host thread copies pageable memory at
   /// a fraction of a PCIe 5 link's rate.
   static void parallel_copy(std::byte* dst, const std::byte* src, std::size_t bytes, unsigned t) {
-    constexpr std::size_t min_piece = std::size_t(4) << 20, page = 4096;
-    t = unsigned(std::min<std::size_t>(t, bytes / min_piece));
-    parallel_ranges((bytes + page - 1) / page, t, [&](std::size_t lo, std::size_t hi) {
+    constexpr std::size_t page = 4096;
+    parallel_ranges((bytes + page - 1) / page, copy_threads(1, bytes, t), [&](std::size_t lo, std::size_t hi) {
       const std::size_t a = lo * page, b = std::min(hi * page, bytes);
       std::memcpy(dst + a, src + a, b - a);
     });
   }
-  /// Threads worth using to copy cc pieces of `each` bytes.
+  /// Threads worth using (at most t, at least 4 MiB each) to copy cc
+  /// pieces of `each` bytes.
   static unsigned copy_threads(index_t cc, std::size_t each, unsigned t) {
     constexpr std::size_t min_piece = std::size_t(4) << 20;
     return unsigned(std::min<std::size_t>(t, std::size_t(cc) * each / min_piece));
