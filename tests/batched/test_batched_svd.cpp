@@ -522,10 +522,12 @@ TEMPLATE_LIST_TEST_CASE("batched SVD: QR method's split pipeline is accurate; pa
                         "[batched][svd][sanitize]", backends) {
   const TestType b{};
   std::uint64_t seed = 1200;
-  // 32 x 32, 40 x 31, 33 x 33 and 100 x 70 take the CUDA column kernel with
-  // M = 32, 64, 64 and 128 rows (33 and 40 mostly padding), the rest the row kernel.
-  for (auto [m, n] :
-       std::vector<std::pair<index_t, index_t>>{{2, 2}, {7, 5}, {16, 16}, {32, 32}, {33, 33}, {40, 31}, {100, 70}}) {
+  // On CUDA 32 rows take the tensor-core form kernel (double types; 32 x 20
+  // and 32 x 1 part-filled column tiles), 33 x 33, 40 x 31 and 100 x 70 the
+  // column kernel with M = 64, 64 and 128 rows (33 and 40 mostly padding),
+  // the rest the row kernel.
+  for (auto [m, n] : std::vector<std::pair<index_t, index_t>>{
+           {2, 2}, {7, 5}, {16, 16}, {32, 32}, {32, 20}, {32, 1}, {33, 33}, {40, 31}, {100, 70}}) {
     check_split<complex<double>>(b, m, n, true, true, false, ++seed);
     check_split<double>(b, m, n, true, true, false, ++seed);
   }
@@ -782,6 +784,22 @@ TEST_CASE("batched SVD: CUDA split pipeline over two streams equals one stream",
     for (index_t j = 0; j < n; ++j)
       CHECK(std::abs(s[1][std::size_t(k * n + j)] - sref(j)) <= 10 * m * eps<T>() * sref(0));
   }
+}
+
+// The tensor-core form kernel (32 rows, double types; session 34) alone,
+// small enough for racecheck: full and part-filled pairs of column tiles,
+// U or V alone, the sign on either side; U and V against Eigen's singular
+// values, orthonormality and the residual (check_split).
+TEST_CASE("batched SVD: CUDA tensor-core vectors at 32 rows", "[batched][svd][sanitize]") {
+  const backend::cuda b{};
+  REQUIRE(batched::detail::gk_form_by_mma<complex<double>>(32));
+  REQUIRE(batched::detail::gk_form_by_mma<double>(32));
+  REQUIRE_FALSE(batched::detail::gk_form_by_mma<complex<float>>(32));
+  REQUIRE_FALSE(batched::detail::gk_form_by_mma<double>(33));
+  check_split<complex<double>>(b, 32, 32, true, true, false, 3401);
+  check_split<complex<double>>(b, 32, 11, true, false, true, 3402);
+  check_split<complex<double>>(b, 32, 17, false, true, false, 3403);
+  check_split<double>(b, 32, 25, true, true, true, 3404);
 }
 
 // Shared memory per block of smaller GPUs (A100 163 KB, sm_86/89 99 KB, any

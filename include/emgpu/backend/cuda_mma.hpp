@@ -1,7 +1,8 @@
 /// @file
 /// @brief Warp-level FP64 tensor-core product (mma.sync m8n8k4.f64) and
 ///        cp.async copies, with equivalent fallbacks before sm_80, shared by
-///        the CUDA kernels that use them (FE-IIEE radiation, batched LU).
+///        the CUDA kernels that use them (FE-IIEE radiation, batched LU, the
+///        batched SVD's U and V).
 ///
 /// Fragments of m8n8k4.f64 (row-major A, column-major B), lane l = 4g + q:
 /// a = A(g, q), b = B(q, g), c = C(g, 2q + i), i = 0, 1.
@@ -30,6 +31,20 @@ __device__ __forceinline__ void dmma_m8n8k4(double (&c)[2], double a, double b) 
     c[0] = fma(av, b0, c[0]);
     c[1] = fma(av, b1, c[1]);
   }
+#endif
+}
+
+/// @brief Two stacked 8 x 8 x 4 products: lo += A_lo B, hi += A_hi B (a0 =
+///        A_lo(g, q), a1 = A_hi(g, q), b = B(q, g)): one mma.m16n8k4.f64 on
+///        sm_90, else two m8n8k4.
+__device__ __forceinline__ void dmma_m16n8k4(double (&lo)[2], double (&hi)[2], double a0, double a1, double b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};\n"
+      : "+d"(lo[0]), "+d"(lo[1]), "+d"(hi[0]), "+d"(hi[1])
+      : "d"(a0), "d"(a1), "d"(b));
+#else
+  dmma_m8n8k4(lo, a0, b);
+  dmma_m8n8k4(hi, a1, b);
 #endif
 }
 

@@ -9,7 +9,8 @@
 ///        and V, with the signs and the descending order: from 32 to 128
 ///        rows (CUDA) a column of [U_B; 0] or V_B per lane pair or quad,
 ///        in registers, the reflectors applied to it in compact WY blocks
-///        whose T kernel (1) leaves; otherwise one or two
+///        whose T kernel (1) leaves (at 32 rows, double types: the same
+///        blocks on the FP64 tensor cores, 16 columns a warp); otherwise one or two
 ///        lanes per row of U or V build its row of Q_L or Q_R from the
 ///        reflectors and multiply it by U_B or V_B.
 ///
@@ -1262,6 +1263,227 @@ inline void gk_form_cols_launch(const backend::cuda& b, const gk_rows_args<T>& a
   emgpu::detail::check_cuda(cudaGetLastError(), "emgpu::batched::svd (vectors)", __FILE__, __LINE__);
 }
 
+/// Slot of row r in the tensor-core form kernel's staged W (row-major, gk_blk
+/// reflectors a row): rows 4..7 of every eight swapped in pairs, so that
+/// both of the kernel's fragment reads (the product W^H X: rows 2q + i,
+/// reflector g / 2; the update: row g, reflector q) hit distinct banks within
+/// each half-warp.
+__device__ __forceinline__ int gk_mma_row(int r) { return r ^ ((r >> 2) & 1); }
+
+/// Whether the CUDA form kernel for T at m rows is the tensor-core one
+/// (gk_form_mma_kernel): FP64 types, 32 rows (the rows the column kernel
+/// takes with M = 32).
+template <class T>
+inline bool gk_form_by_mma(index_t m) {
+  return (std::is_same_v<T, double> || std::is_same_v<T, complex<double>>) && m == 32;
+}
+
+/// Kernel 4 on the FP64 tensor cores, for m = 32 rows: the column kernel's
+/// arithmetic (x := x - W (T (W^H x)) per block of gk_blk reflectors, last
+/// block first, with kernel 1's T) on 8 NCT columns of U or V per warp at
+/// once, held transposed as accumulator fragments: X^T (8 columns x 8 rows
+/// a tile; lane 4g + q holds column g, rows 2q and 2q + 1). That layout is
+/// also an A operand whose k runs over rows 2q and 2q + 1, so S^T = X^T
+/// conj(W) takes the tiles as they are, with no shuffle (mma.m16n8k8: two
+/// column tiles, one row tile); likewise the even columns of S^T and U'^T
+/// (reflector q at column 2q, the odd ones zero) are the A operands of U'^T
+/// = -S^T T^T and of the update X^T += U'^T W^T (mma.m16n8k4). Complex
+/// products as four real ones on split real and imaginary parts. Row tiles
+/// above the block's first unit entry are skipped; W is zero in the rest
+/// above it, so those rows are left as they are. Why: the column kernel
+/// loads W from shared memory for every complex FMA; here one load feeds
+/// 8 NCT columns' products. H100, 10 000 x 32 x 32 complex<double>, U and
+/// V (ncu): 345 us against the column kernel's 492; with m8n8k4 products
+/// (half the FP64 tensor rate on the H100; tensor pipe 77 % busy) 439
+/// (docs/batched-log.md, session 34). The sums run in another order than
+/// the column kernel's: the factors differ by rounding.
+/// @tparam NCT column tiles (8 columns each) per warp, even: 2 (128
+///         registers); 4 took 399 us (226 registers, fewer warps per SM).
+template <class T, int NCT>
+__global__ void __launch_bounds__(32) gk_form_mma_kernel(gk_rows_args<T> a, index_t blocks_u, index_t blocks_v) {
+  constexpr bool CX = is_complex_v<T>;
+  constexpr int BLK = gk_blk, PL = CX ? 2 : 1;
+  static_assert(BLK == 4, "the fragments hold four reflectors a block");
+  static_assert(NCT % 2 == 0, "column tiles go in pairs (m16n8 products)");
+  constexpr int WN = 32 * BLK, slot = PL * (WN + BLK * BLK);  // doubles: W's planes, then T's
+  __shared__ __align__(16) double wb[2 * slot];
+  const int lane = int(threadIdx.x), g = lane >> 2, q = lane & 3;
+  const index_t n = a.n, per = blocks_u + blocks_v;
+  const index_t k = index_t(blockIdx.x) / per;
+  const index_t j = index_t(blockIdx.x) % per;
+  const bool is_u = j < blocks_u;
+  const index_t c0 = (is_u ? j : j - blocks_u) * (8 * NCT);
+  const int len = int(is_u ? a.m : n), steps = int(is_u ? n : n - 1);
+  double xr[NCT][4][2], xi[NCT][4][2];
+  {
+    const double* d = a.de + 2 * k * n;
+    const double* basis = (is_u ? a.ub : a.vb) + k * n * n;
+#pragma unroll
+    for (int ct = 0; ct < NCT; ++ct) {
+      const index_t col = c0 + 8 * ct + g;
+      const bool active = col < n;
+      const index_t src = active ? a.perm[k * n + col] : 0;
+      const bool neg = active && is_u != a.sign_v && d[src] < 0.0;
+#pragma unroll
+      for (int rt = 0; rt < 4; ++rt)
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          const index_t row = 8 * rt + 2 * q + i;
+          const double v = active && row < n ? basis[src * n + row] : 0.0;
+          xr[ct][rt][i] = neg ? -v : v;
+          xi[ct][rt][i] = 0.0;
+        }
+    }
+  }
+  const int nbu = int((n + BLK - 1) / BLK), nbv = int((n + BLK - 2) / BLK);
+  const int nblk = (steps + BLK - 1) / BLK;
+  const T* tbk = a.tb + (k * (nbu + nbv) + (is_u ? 0 : nbu)) * (BLK * BLK);
+  const T* ak = a.a + k * a.sa;
+  // Block qb into slot s: lane r stages row r of the four reflectors (below
+  // the unit entry by cp.async, the unit and the zeros by plain stores),
+  // lanes 0..15 the entries of T.
+  const auto stage = [&](int qb, double* s) {
+    const int q0 = qb * BLK, p0 = is_u ? q0 : q0 + 1, r = lane;
+    const int at = gk_mma_row(r) * BLK;
+#pragma unroll
+    for (int b = 0; b < BLK; ++b) {
+      const int p = p0 + b;
+      const bool live = q0 + b < steps;
+      if (live && r > p && r < len) {
+        const T* src = is_u ? ak + index_t(q0 + b) * a.lda + r : ak + (q0 + b) + index_t(r) * a.lda;
+        const double* sp = reinterpret_cast<const double*>(src);
+        emgpu::detail::cp_async8(s + at + b, sp);
+        if constexpr (CX) emgpu::detail::cp_async8(s + WN + at + b, sp + 1);
+      } else {
+        s[at + b] = live && r == p ? 1.0 : 0.0;
+        if constexpr (CX) s[WN + at + b] = 0.0;
+      }
+    }
+    if (lane < BLK * BLK) {
+      const double* tp = reinterpret_cast<const double*>(tbk + qb * (BLK * BLK) + lane);
+      emgpu::detail::cp_async8(s + PL * WN + lane, tp);
+      if constexpr (CX) emgpu::detail::cp_async8(s + PL * WN + BLK * BLK + lane, tp + 1);
+    }
+  };
+  if (nblk > 0) stage(nblk - 1, wb);
+  emgpu::detail::cp_async_commit();
+  const bool even = (g & 1) == 0;
+  const int bs = g >> 1;  // reflector of this lane's column of S^T and U'^T (even g)
+  for (int qb = nblk - 1, sl = 0; qb >= 0; --qb, sl ^= 1) {
+    const double* W = wb + sl * slot;
+    if (qb > 0) stage(qb - 1, wb + (sl ^ 1) * slot);
+    emgpu::detail::cp_async_commit();
+    emgpu::detail::cp_async_wait<1>();
+    __syncwarp();
+    const int rt0 = (is_u ? qb * BLK : qb * BLK + 1) >> 3;
+    double sr[NCT][2], si[NCT][2], ur[NCT][2], ui[NCT][2];
+#pragma unroll
+    for (int ct = 0; ct < NCT; ++ct)
+#pragma unroll
+      for (int i = 0; i < 2; ++i) sr[ct][i] = si[ct][i] = ur[ct][i] = ui[ct][i] = 0.0;
+    // S^T = X^T conj(W), two column tiles (lo, hi) a product: k = q over
+    // row 8 rt + 2q, k = q + 4 over row 8 rt + 2q + 1; column 2e of S^T holds
+    // reflector e.
+    gk_unroll_from<4>(rt0, [&](auto tc) {
+      constexpr int rt = decltype(tc)::value;
+      const int at0 = gk_mma_row(8 * rt + 2 * q) * BLK + bs, at1 = gk_mma_row(8 * rt + 2 * q + 1) * BLK + bs;
+      const double w0 = W[at0], w1 = W[at1];
+      const double br0 = even ? w0 : 0.0, br1 = even ? w1 : 0.0;
+      if constexpr (CX) {
+        const double v0 = W[WN + at0], v1 = W[WN + at1];
+        const double bi0 = even ? v0 : 0.0, bi1 = even ? v1 : 0.0, nbi0 = -bi0, nbi1 = -bi1;
+#pragma unroll
+        for (int c = 0; c < NCT; c += 2) {
+          emgpu::detail::dmma_m16n8k8(sr[c], sr[c + 1], xr[c][rt][0], xr[c + 1][rt][0], xr[c][rt][1],
+                                      xr[c + 1][rt][1], br0, br1);
+          emgpu::detail::dmma_m16n8k8(sr[c], sr[c + 1], xi[c][rt][0], xi[c + 1][rt][0], xi[c][rt][1],
+                                      xi[c + 1][rt][1], bi0, bi1);
+          emgpu::detail::dmma_m16n8k8(si[c], si[c + 1], xi[c][rt][0], xi[c + 1][rt][0], xi[c][rt][1],
+                                      xi[c + 1][rt][1], br0, br1);
+          emgpu::detail::dmma_m16n8k8(si[c], si[c + 1], xr[c][rt][0], xr[c + 1][rt][0], xr[c][rt][1],
+                                      xr[c + 1][rt][1], nbi0, nbi1);
+        }
+      } else {
+#pragma unroll
+        for (int c = 0; c < NCT; c += 2)
+          emgpu::detail::dmma_m16n8k8(sr[c], sr[c + 1], xr[c][rt][0], xr[c + 1][rt][0], xr[c][rt][1],
+                                      xr[c + 1][rt][1], br0, br1);
+      }
+    });
+    // U'^T = -S^T T^T (U' = -T S): B(f, 2e) = -T(e, f).
+    {
+      const double* tq = W + PL * WN;
+      const double tr = tq[bs * BLK + q];
+      const double ntr = even ? -tr : 0.0;
+      if constexpr (CX) {
+        const double ti = tq[BLK * BLK + bs * BLK + q];
+        const double pti = even ? ti : 0.0, nti = -pti;
+#pragma unroll
+        for (int c = 0; c < NCT; c += 2) {
+          emgpu::detail::dmma_m16n8k4(ur[c], ur[c + 1], sr[c][0], sr[c + 1][0], ntr);
+          emgpu::detail::dmma_m16n8k4(ur[c], ur[c + 1], si[c][0], si[c + 1][0], pti);
+          emgpu::detail::dmma_m16n8k4(ui[c], ui[c + 1], sr[c][0], sr[c + 1][0], nti);
+          emgpu::detail::dmma_m16n8k4(ui[c], ui[c + 1], si[c][0], si[c + 1][0], ntr);
+        }
+      } else {
+#pragma unroll
+        for (int c = 0; c < NCT; c += 2)
+          emgpu::detail::dmma_m16n8k4(ur[c], ur[c + 1], sr[c][0], sr[c + 1][0], ntr);
+      }
+    }
+    // X^T += U'^T W^T: k over the block's reflectors, B(f, g) = W(8 rt + g, f).
+    gk_unroll_from<4>(rt0, [&](auto tc) {
+      constexpr int rt = decltype(tc)::value;
+      const int at = gk_mma_row(8 * rt + g) * BLK + q;
+      const double wr = W[at];
+      if constexpr (CX) {
+        const double wi = W[WN + at], nwi = -wi;
+#pragma unroll
+        for (int c = 0; c < NCT; c += 2) {
+          emgpu::detail::dmma_m16n8k4(xr[c][rt], xr[c + 1][rt], ur[c][0], ur[c + 1][0], wr);
+          emgpu::detail::dmma_m16n8k4(xr[c][rt], xr[c + 1][rt], ui[c][0], ui[c + 1][0], nwi);
+          emgpu::detail::dmma_m16n8k4(xi[c][rt], xi[c + 1][rt], ur[c][0], ur[c + 1][0], wi);
+          emgpu::detail::dmma_m16n8k4(xi[c][rt], xi[c + 1][rt], ui[c][0], ui[c + 1][0], wr);
+        }
+      } else {
+#pragma unroll
+        for (int c = 0; c < NCT; c += 2)
+          emgpu::detail::dmma_m16n8k4(xr[c][rt], xr[c + 1][rt], ur[c][0], ur[c + 1][0], wr);
+      }
+    });
+    __syncwarp();  // slot sl is refilled at the next block
+  }
+#pragma unroll
+  for (int ct = 0; ct < NCT; ++ct) {
+    const index_t col = c0 + 8 * ct + g;
+    if (col >= n) continue;
+    T* out = is_u ? a.u + k * a.su + col * a.ldu : a.v + k * a.sv + col * a.ldv;
+#pragma unroll
+    for (int rt = 0; rt < 4; ++rt)
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        const int row = 8 * rt + 2 * q + i;
+        if (row < len) {
+          if constexpr (CX) out[row] = T(xr[ct][rt][i], xi[ct][rt][i]);
+          else out[row] = xr[ct][rt][i];
+        }
+      }
+  }
+}
+
+/// Launches the tensor-core form kernel (one warp per 8 NCT columns of U or
+/// V); kernel 1 (gk_bidiag_op) has left the blocks' T in a.tb.
+template <class T, int NCT>
+inline void gk_form_mma_launch(const backend::cuda& b, const gk_rows_args<T>& a, index_t count) {
+  constexpr int cpb = 8 * NCT;
+  const index_t bu = a.u ? (a.n + cpb - 1) / cpb : 0, bv = a.v ? (a.n + cpb - 1) / cpb : 0;
+  const index_t grid = count * (bu + bv);
+  if (grid == 0) return;
+  detail_require(grid <= index_t(0x7fffffff), "emgpu::batched::svd: batch too large for one grid");
+  gk_form_mma_kernel<T, NCT><<<unsigned(grid), 32u, 0, b.stream>>>(a, bu, bv);
+  emgpu::detail::check_cuda(cudaGetLastError(), "emgpu::batched::svd (vectors)", __FILE__, __LINE__);
+}
+
 template <class T>
 inline void gk_basis(const backend::cuda& b, const gk_rows_args<T>& a, index_t count) {
   using R = real_type_t<T>;
@@ -1323,7 +1545,17 @@ inline void gk_form(const backend::cuda& b, const gk_rows_args<T>& a, index_t co
   // 1 6.49, 32 / 4 9.22); n = 64: 15.7 against 8.87 (64 / 2; 64 / 4 10.7);
   // n = 128: 42.6 against 19.9 (128 / 4; 128 / 8 25.9). Fewer rows than M
   // are carried as zeros, so a size just above 32 or 64 pays for the next.
+  // At 32 rows the double types take the tensor-core kernel (H100, 100 000
+  // x 32 x 32 complex<double>, U, S, V, three alternated runs: 23.67-23.79
+  // ms against 24.18-24.78 with the column kernel, 23.96-24.02 with four
+  // column tiles a warp).
   if (a.tb != nullptr && gk_form_by_cols(a.m)) {
+    if constexpr (std::is_same_v<T, double> || std::is_same_v<T, complex<double>>) {
+      if (gk_form_by_mma<T>(a.m)) {
+        gk_form_mma_launch<T, 2>(b, a, count);
+        return;
+      }
+    }
     if (a.m <= 32) gk_form_cols_launch<T, 32, 2>(b, a, count);
     else if (a.m <= 64) gk_form_cols_launch<T, 64, 2>(b, a, count);
     else gk_form_cols_launch<T, 128, 4>(b, a, count);
