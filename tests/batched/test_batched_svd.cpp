@@ -522,10 +522,10 @@ TEMPLATE_LIST_TEST_CASE("batched SVD: QR method's split pipeline is accurate; pa
                         "[batched][svd][sanitize]", backends) {
   const TestType b{};
   std::uint64_t seed = 1200;
-  // On CUDA 32 rows take the tensor-core form kernel (double types; 32 x 20
-  // and 32 x 1 part-filled column tiles), 33 x 33, 40 x 31 and 100 x 70 the
-  // column kernel with M = 64, 64 and 128 rows (33 and 40 mostly padding),
-  // the rest the row kernel.
+  // On CUDA 32 to 64 rows take the tensor-core form kernel for the double
+  // types (32 x 20 and 32 x 1 part-filled column tiles; 33 x 33 and 40 x 31
+  // in 64 rows, mostly padding), the column kernel otherwise (M = 32, 64,
+  // 64, 128 for 32, 33, 40 and 100 rows), the rest the row kernel.
   for (auto [m, n] : std::vector<std::pair<index_t, index_t>>{
            {2, 2}, {7, 5}, {16, 16}, {32, 32}, {32, 20}, {32, 1}, {33, 33}, {40, 31}, {100, 70}}) {
     check_split<complex<double>>(b, m, n, true, true, false, ++seed);
@@ -786,20 +786,25 @@ TEST_CASE("batched SVD: CUDA split pipeline over two streams equals one stream",
   }
 }
 
-// The tensor-core form kernel (32 rows, double types; session 34) alone,
-// small enough for racecheck: full and part-filled pairs of column tiles,
-// U or V alone, the sign on either side; U and V against Eigen's singular
-// values, orthonormality and the residual (check_split).
-TEST_CASE("batched SVD: CUDA tensor-core vectors at 32 rows", "[batched][svd][sanitize]") {
+// The tensor-core form kernel (32..64 rows, double types; session 34)
+// alone, small enough for racecheck: 32 and 64 rows a warp, full and
+// part-filled pairs of column tiles and row tiles, U or V alone, the sign
+// on either side; U and V against Eigen's singular values, orthonormality
+// and the residual (check_split).
+TEST_CASE("batched SVD: CUDA tensor-core vectors at 32 to 64 rows", "[batched][svd][sanitize]") {
   const backend::cuda b{};
   REQUIRE(batched::detail::gk_form_by_mma<complex<double>>(32));
-  REQUIRE(batched::detail::gk_form_by_mma<double>(32));
+  REQUIRE(batched::detail::gk_form_by_mma<double>(64));
   REQUIRE_FALSE(batched::detail::gk_form_by_mma<complex<float>>(32));
-  REQUIRE_FALSE(batched::detail::gk_form_by_mma<double>(33));
+  REQUIRE_FALSE(batched::detail::gk_form_by_mma<double>(31));
+  REQUIRE_FALSE(batched::detail::gk_form_by_mma<complex<double>>(65));
   check_split<complex<double>>(b, 32, 32, true, true, false, 3401);
   check_split<complex<double>>(b, 32, 11, true, false, true, 3402);
   check_split<complex<double>>(b, 32, 17, false, true, false, 3403);
   check_split<double>(b, 32, 25, true, true, true, 3404);
+  check_split<complex<double>>(b, 64, 64, true, true, false, 3405);
+  check_split<complex<double>>(b, 50, 37, true, true, true, 3406);
+  check_split<double>(b, 33, 33, true, true, false, 3407);
 }
 
 // Shared memory per block of smaller GPUs (A100 163 KB, sm_86/89 99 KB, any

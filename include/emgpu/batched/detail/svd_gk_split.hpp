@@ -9,7 +9,7 @@
 ///        and V, with the signs and the descending order: from 32 to 128
 ///        rows (CUDA) a column of [U_B; 0] or V_B per lane pair or quad,
 ///        in registers, the reflectors applied to it in compact WY blocks
-///        whose T kernel (1) leaves (at 32 rows, double types: the same
+///        whose T kernel (1) leaves (32 to 64 rows, double types: the same
 ///        blocks on the FP64 tensor cores, 16 columns a warp); otherwise one or two
 ///        lanes per row of U or V build its row of Q_L or Q_R from the
 ///        reflectors and multiply it by U_B or V_B.
@@ -1271,14 +1271,14 @@ inline void gk_form_cols_launch(const backend::cuda& b, const gk_rows_args<T>& a
 __device__ __forceinline__ int gk_mma_row(int r) { return r ^ ((r >> 2) & 1); }
 
 /// Whether the CUDA form kernel for T at m rows is the tensor-core one
-/// (gk_form_mma_kernel): FP64 types, 32 rows (the rows the column kernel
-/// takes with M = 32).
+/// (gk_form_mma_kernel): FP64 types, 32 to 64 rows.
 template <class T>
 inline bool gk_form_by_mma(index_t m) {
-  return (std::is_same_v<T, double> || std::is_same_v<T, complex<double>>) && m == 32;
+  return (std::is_same_v<T, double> || std::is_same_v<T, complex<double>>) && m >= 32 && m <= 64;
 }
 
-/// Kernel 4 on the FP64 tensor cores, for m = 32 rows: the column kernel's
+/// Kernel 4 on the FP64 tensor cores, for m <= M = 32 or 64 rows (M / 8 row
+/// tiles, rows past m zero): the column kernel's
 /// arithmetic (x := x - W (T (W^H x)) per block of gk_blk reflectors, last
 /// block first, with kernel 1's T) on 8 NCT columns of U or V per warp at
 /// once, held transposed as accumulator fragments: X^T (8 columns x 8 rows
@@ -1299,13 +1299,14 @@ inline bool gk_form_by_mma(index_t m) {
 /// the column kernel's: the factors differ by rounding.
 /// @tparam NCT column tiles (8 columns each) per warp, even: 2 (128
 ///         registers); 4 took 399 us (226 registers, fewer warps per SM).
-template <class T, int NCT>
+template <class T, int M, int NCT>
 __global__ void __launch_bounds__(32) gk_form_mma_kernel(gk_rows_args<T> a, index_t blocks_u, index_t blocks_v) {
   constexpr bool CX = is_complex_v<T>;
-  constexpr int BLK = gk_blk, PL = CX ? 2 : 1;
+  constexpr int BLK = gk_blk, PL = CX ? 2 : 1, RT = M / 8;
+  static_assert(M == 32 || M == 64);
   static_assert(BLK == 4, "the fragments hold four reflectors a block");
   static_assert(NCT % 2 == 0, "column tiles go in pairs (m16n8 products)");
-  constexpr int WN = 32 * BLK, slot = PL * (WN + BLK * BLK);  // doubles: W's planes, then T's
+  constexpr int WN = M * BLK, slot = PL * (WN + BLK * BLK);  // doubles: W's planes, then T's
   __shared__ __align__(16) double wb[2 * slot];
   const int lane = int(threadIdx.x), g = lane >> 2, q = lane & 3;
   const index_t n = a.n, per = blocks_u + blocks_v;
@@ -1314,7 +1315,7 @@ __global__ void __launch_bounds__(32) gk_form_mma_kernel(gk_rows_args<T> a, inde
   const bool is_u = j < blocks_u;
   const index_t c0 = (is_u ? j : j - blocks_u) * (8 * NCT);
   const int len = int(is_u ? a.m : n), steps = int(is_u ? n : n - 1);
-  double xr[NCT][4][2], xi[NCT][4][2];
+  double xr[NCT][RT][2], xi[NCT][RT][2];
   {
     const double* d = a.de + 2 * k * n;
     const double* basis = (is_u ? a.ub : a.vb) + k * n * n;
@@ -1325,7 +1326,7 @@ __global__ void __launch_bounds__(32) gk_form_mma_kernel(gk_rows_args<T> a, inde
       const index_t src = active ? a.perm[k * n + col] : 0;
       const bool neg = active && is_u != a.sign_v && d[src] < 0.0;
 #pragma unroll
-      for (int rt = 0; rt < 4; ++rt)
+      for (int rt = 0; rt < RT; ++rt)
 #pragma unroll
         for (int i = 0; i < 2; ++i) {
           const index_t row = 8 * rt + 2 * q + i;
@@ -1339,24 +1340,28 @@ __global__ void __launch_bounds__(32) gk_form_mma_kernel(gk_rows_args<T> a, inde
   const int nblk = (steps + BLK - 1) / BLK;
   const T* tbk = a.tb + (k * (nbu + nbv) + (is_u ? 0 : nbu)) * (BLK * BLK);
   const T* ak = a.a + k * a.sa;
-  // Block qb into slot s: lane r stages row r of the four reflectors (below
-  // the unit entry by cp.async, the unit and the zeros by plain stores),
-  // lanes 0..15 the entries of T.
+  // Block qb into slot s: lane l stages rows l, l + 32, ... of the four
+  // reflectors (below the unit entry by cp.async, the unit and the zeros by
+  // plain stores), lanes 0..15 the entries of T.
   const auto stage = [&](int qb, double* s) {
-    const int q0 = qb * BLK, p0 = is_u ? q0 : q0 + 1, r = lane;
-    const int at = gk_mma_row(r) * BLK;
+    const int q0 = qb * BLK, p0 = is_u ? q0 : q0 + 1;
 #pragma unroll
-    for (int b = 0; b < BLK; ++b) {
-      const int p = p0 + b;
-      const bool live = q0 + b < steps;
-      if (live && r > p && r < len) {
-        const T* src = is_u ? ak + index_t(q0 + b) * a.lda + r : ak + (q0 + b) + index_t(r) * a.lda;
-        const double* sp = reinterpret_cast<const double*>(src);
-        emgpu::detail::cp_async8(s + at + b, sp);
-        if constexpr (CX) emgpu::detail::cp_async8(s + WN + at + b, sp + 1);
-      } else {
-        s[at + b] = live && r == p ? 1.0 : 0.0;
-        if constexpr (CX) s[WN + at + b] = 0.0;
+    for (int h = 0; h < M / 32; ++h) {
+      const int r = lane + 32 * h;
+      const int at = gk_mma_row(r) * BLK;
+#pragma unroll
+      for (int b = 0; b < BLK; ++b) {
+        const int p = p0 + b;
+        const bool live = q0 + b < steps;
+        if (live && r > p && r < len) {
+          const T* src = is_u ? ak + index_t(q0 + b) * a.lda + r : ak + (q0 + b) + index_t(r) * a.lda;
+          const double* sp = reinterpret_cast<const double*>(src);
+          emgpu::detail::cp_async8(s + at + b, sp);
+          if constexpr (CX) emgpu::detail::cp_async8(s + WN + at + b, sp + 1);
+        } else {
+          s[at + b] = live && r == p ? 1.0 : 0.0;
+          if constexpr (CX) s[WN + at + b] = 0.0;
+        }
       }
     }
     if (lane < BLK * BLK) {
@@ -1384,7 +1389,7 @@ __global__ void __launch_bounds__(32) gk_form_mma_kernel(gk_rows_args<T> a, inde
     // S^T = X^T conj(W), two column tiles (lo, hi) a product: k = q over
     // row 8 rt + 2q, k = q + 4 over row 8 rt + 2q + 1; column 2e of S^T holds
     // reflector e.
-    gk_unroll_from<4>(rt0, [&](auto tc) {
+    gk_unroll_from<RT>(rt0, [&](auto tc) {
       constexpr int rt = decltype(tc)::value;
       const int at0 = gk_mma_row(8 * rt + 2 * q) * BLK + bs, at1 = gk_mma_row(8 * rt + 2 * q + 1) * BLK + bs;
       const double w0 = W[at0], w1 = W[at1];
@@ -1432,7 +1437,7 @@ __global__ void __launch_bounds__(32) gk_form_mma_kernel(gk_rows_args<T> a, inde
       }
     }
     // X^T += U'^T W^T: k over the block's reflectors, B(f, g) = W(8 rt + g, f).
-    gk_unroll_from<4>(rt0, [&](auto tc) {
+    gk_unroll_from<RT>(rt0, [&](auto tc) {
       constexpr int rt = decltype(tc)::value;
       const int at = gk_mma_row(8 * rt + g) * BLK + q;
       const double wr = W[at];
@@ -1459,7 +1464,7 @@ __global__ void __launch_bounds__(32) gk_form_mma_kernel(gk_rows_args<T> a, inde
     if (col >= n) continue;
     T* out = is_u ? a.u + k * a.su + col * a.ldu : a.v + k * a.sv + col * a.ldv;
 #pragma unroll
-    for (int rt = 0; rt < 4; ++rt)
+    for (int rt = 0; rt < RT; ++rt)
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
         const int row = 8 * rt + 2 * q + i;
@@ -1473,14 +1478,14 @@ __global__ void __launch_bounds__(32) gk_form_mma_kernel(gk_rows_args<T> a, inde
 
 /// Launches the tensor-core form kernel (one warp per 8 NCT columns of U or
 /// V); kernel 1 (gk_bidiag_op) has left the blocks' T in a.tb.
-template <class T, int NCT>
+template <class T, int M, int NCT>
 inline void gk_form_mma_launch(const backend::cuda& b, const gk_rows_args<T>& a, index_t count) {
   constexpr int cpb = 8 * NCT;
   const index_t bu = a.u ? (a.n + cpb - 1) / cpb : 0, bv = a.v ? (a.n + cpb - 1) / cpb : 0;
   const index_t grid = count * (bu + bv);
   if (grid == 0) return;
   detail_require(grid <= index_t(0x7fffffff), "emgpu::batched::svd: batch too large for one grid");
-  gk_form_mma_kernel<T, NCT><<<unsigned(grid), 32u, 0, b.stream>>>(a, bu, bv);
+  gk_form_mma_kernel<T, M, NCT><<<unsigned(grid), 32u, 0, b.stream>>>(a, bu, bv);
   emgpu::detail::check_cuda(cudaGetLastError(), "emgpu::batched::svd (vectors)", __FILE__, __LINE__);
 }
 
@@ -1545,14 +1550,16 @@ inline void gk_form(const backend::cuda& b, const gk_rows_args<T>& a, index_t co
   // 1 6.49, 32 / 4 9.22); n = 64: 15.7 against 8.87 (64 / 2; 64 / 4 10.7);
   // n = 128: 42.6 against 19.9 (128 / 4; 128 / 8 25.9). Fewer rows than M
   // are carried as zeros, so a size just above 32 or 64 pays for the next.
-  // At 32 rows the double types take the tensor-core kernel (H100, 100 000
-  // x 32 x 32 complex<double>, U, S, V, three alternated runs: 23.67-23.79
-  // ms against 24.18-24.78 with the column kernel, 23.96-24.02 with four
-  // column tiles a warp).
+  // From 32 to 64 rows the double types take the tensor-core kernel (H100,
+  // complex<double>, U, S, V: 100 000 x 32 x 32 in three alternated runs
+  // 23.67-23.79 ms against 24.18-24.78 with the column kernel, 23.96-24.02
+  // with four column tiles a warp; 20 000 x 64 x 64 36.8-37.0 against
+  // 38.9-39.1).
   if (a.tb != nullptr && gk_form_by_cols(a.m)) {
     if constexpr (std::is_same_v<T, double> || std::is_same_v<T, complex<double>>) {
       if (gk_form_by_mma<T>(a.m)) {
-        gk_form_mma_launch<T, 2>(b, a, count);
+        if (a.m <= 32) gk_form_mma_launch<T, 32, 2>(b, a, count);
+        else gk_form_mma_launch<T, 64, 2>(b, a, count);
         return;
       }
     }
