@@ -35,7 +35,8 @@
 /// stride lu_mma_lds = 34 doubles, so that the accumulator tiles (row l/4,
 /// columns 2(l%4) + e of an 8 x 8 tile) and a lane's row of a panel are read
 /// without bank conflicts. 2 x 32 x 34 x 8 B = 17.4 KB for complex<double>:
-/// 12 one-warp blocks per SM on Hopper (227 KB).
+/// 12 one-warp blocks per SM on Hopper (227 KB); n <= 24 holds 24 columns
+/// (13.4 KB, 16 blocks; see lu_mma_kernel).
 #pragma once
 
 #if defined(__CUDACC__)
@@ -62,10 +63,11 @@ constexpr int lu_mma_lds = 34;
 template <class T>
 inline constexpr bool lu_mma_type = std::is_same_v<T, double> || std::is_same_v<T, complex<double>>;
 
-template <class T>
+/// Shared memory of lu_mma_kernel<T, Loc, C>.
+template <class T, int C>
 struct lu_mma_smem {
   static constexpr int planes = is_complex_v<T> ? 2 : 1;
-  double a[planes][32 * lu_mma_lds];  // the matrix, rows by original index
+  double a[planes][C * lu_mma_lds];  // the matrix, rows by original index
   T u[2][8];                          // pivot row's panel entries, by step parity
   int rowof[32];                      // original row at each position k (the U row of step k)
 };
@@ -267,14 +269,24 @@ __device__ __forceinline__ void lu_mma_update(double* re, double* im, const int*
   lu_mma_apply<T, LDS>(re, im, nlr, nli, urow, r0, active, k1, n, lane);
 }
 
-template <class T, class Loc>
-__global__ void __launch_bounds__(32, 12)
+/// n <= C (C = 24 or 32 columns in shared memory), one warp per matrix.
+/// The kernel is bound by issue latency at the 12 blocks per SM that 17.8 KB
+/// (C = 32, complex<double>) allow, so n <= 24 takes C = 24 (13.4 KB, 16
+/// blocks, still 96 registers): 1.14-1.20x for complex<double>, 1.07-1.13x for
+/// double at n = 17..24 on an H200, factors bit for bit equal. Holding
+/// only 24 columns at n > 24 (the last panel loaded after parking columns
+/// 0..7 in global memory, then left-looking) was bit for bit equal too but
+/// 0.80-0.83x: its mid-kernel global round trips cost more than the extra
+/// blocks give (docs/batched-log.md, session 35).
+template <class T, class Loc, int C>
+__global__ void __launch_bounds__(32, C == 24 ? 16 : 12)
     lu_mma_kernel(Loc loc, int n, index_t lda, index_t* ipiv, int* info) {
-  static_assert(lu_mma_type<T>);
+  static_assert(lu_mma_type<T> && (C == 24 || C == 32));
   constexpr int LDS = lu_mma_lds;
-  __shared__ __align__(16) lu_mma_smem<T> sm;
+  using smem = lu_mma_smem<T, C>;
+  __shared__ __align__(16) smem sm;
   double* const re = sm.a[0];
-  double* const im = sm.a[lu_mma_smem<T>::planes - 1];
+  double* const im = sm.a[smem::planes - 1];
   const int lane = int(threadIdx.x);
   const unsigned full = 0xffffffffu;
   const index_t mat = index_t(blockIdx.x);
@@ -284,11 +296,11 @@ __global__ void __launch_bounds__(32, 12)
   // Load: every entry's copy in flight at once (cp.async, no registers), so
   // that a warp waits out the global latency once per matrix, not per column.
 #pragma unroll 4
-  for (int j = 0; j < 32; ++j) {
+  for (int j = 0; j < C; ++j) {
     const bool in = row && j < n;
     const double* src = reinterpret_cast<const double*>(base + lane + index_t(j) * lda);  // used when in
 #pragma unroll
-    for (int c = 0; c < lu_mma_smem<T>::planes; ++c) {
+    for (int c = 0; c < smem::planes; ++c) {
       if (in) emgpu::detail::cp_async8(&sm.a[c][j * LDS + lane], src + c);
       else sm.a[c][j * LDS + lane] = 0.0;
     }
@@ -352,7 +364,7 @@ __global__ void __launch_bounds__(32, 12)
   if (row) {
     T* const dst = base + pos;
 #pragma unroll 1
-    for (int j0 = 0; j0 < 32; j0 += 8) {
+    for (int j0 = 0; j0 < C; j0 += 8) {
 #pragma unroll
       for (int c = 0; c < 8; ++c)
         if (j0 + c < n) dst[index_t(j0 + c) * lda] = lu_mma_get<T, LDS>(re, im, lane, j0 + c);
@@ -724,10 +736,12 @@ inline bool lu_mma_launch(const backend::cuda& b, Loc loc, index_t n, index_t ld
   emgpu::detail::device_guard guard(b.device);
   detail_require(count <= index_t(0x7fffffff), std::string(name) + ": batch too large for one grid");
   if (n <= 32) {
-    // 12 blocks of ~17.8 KB need the largest shared-memory carveout.
-    EMGPU_CUDA_CHECK(cudaFuncSetAttribute(lu_mma_kernel<T, Loc>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                          int(cudaSharedmemCarveoutMaxShared)));
-    lu_mma_kernel<T, Loc><<<unsigned(count), 32u, 0, b.stream>>>(loc, int(n), lda, ipiv, info);
+    // 12 blocks of ~17.8 KB (16 of ~13.4 KB) need the largest shared-memory
+    // carveout.
+    const auto kern = n <= 24 ? lu_mma_kernel<T, Loc, 24> : lu_mma_kernel<T, Loc, 32>;
+    EMGPU_CUDA_CHECK(
+        cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout, int(cudaSharedmemCarveoutMaxShared)));
+    kern<<<unsigned(count), 32u, 0, b.stream>>>(loc, int(n), lda, ipiv, info);
   } else {
     // W = ceil(n / 32) warps, LDS = n rounded up to 16, plus 2; from
     // lu_mma_gmin_n<T> the windowed kernel (more matrices per SM).
