@@ -434,6 +434,8 @@ TEST_CASE("batched LU: CUDA register fast path matches the generic team path",
   // complex<double> does: a size per panel count and partial panel.
   for (index_t n : {17, 20, 24, 25, 31}) fast_vs_generic<double>(n, 37, 9300 + n);
   fast_vs_generic<complex<float>>(32, 37, 9200);
+  // n = 17..24 in the float types runs the 24-column register kernel.
+  for (index_t n : {17, 20, 24}) fast_vs_generic<complex<float>>(n, 37, 9210 + n);
   // n = 33..64: the two-warp tensor-core kernel for complex<double> and
   // double (every size's padding and last-panel width), the
   // one-block-per-matrix register kernel for the single-precision types.

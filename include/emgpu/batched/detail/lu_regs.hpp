@@ -1,7 +1,8 @@
 /// @file
 /// @brief CUDA fast paths of batched LU for n <= 64, each matrix in
 ///        registers: for n <= 32 one row per lane of N lanes (N = next power
-///        of two >= n); for n = 33..64 one 256-thread block per matrix
+///        of two >= n, except 32 lanes holding N = 24 columns for n = 17..24);
+///        for n = 33..64 one 256-thread block per matrix
 ///        (lu_regs64_kernel, described there). What follows is the n <= 32
 ///        kernel. lu_factor sends double and complex<double> at
 ///        n = 17..32 to lu_mma.hpp instead (faster there).
@@ -43,7 +44,7 @@ namespace emgpu::batched::detail {
 
 /// Largest n handled by the register kernels.
 constexpr index_t lu_regs_max_n = 32;
-/// Threads per block (lu_regs_block<N> / N matrices per block) and the
+/// Threads per block (lu_regs_block<N> / lu_regs_lanes<N> matrices per block) and the
 /// occupancy asked of ptxas. An SM sub-partition holds 16384 registers.
 /// N = 32, complex<double>: 224 registers uncapped (2 warps per
 /// sub-partition); capped at 168 (3 warps, one-warp blocks so that all 12
@@ -56,10 +57,14 @@ constexpr index_t lu_regs_max_n = 32;
 /// (cp.async) while factoring the current one: 3.03 ms (2.43 ms uncapped)
 /// against 2.26 ms for this kernel, which is latency-bound, not waiting on
 /// memory (docs/batched.md has the profile).
+/// Lanes per matrix: one per row, so N = 24 (24 columns in registers, for
+/// n = 17..24) takes a whole warp as N = 32 does.
 template <int N>
-inline constexpr int lu_regs_block = N == 32 ? 32 : 128;
+inline constexpr int lu_regs_lanes = N == 24 ? 32 : N;
 template <int N>
-inline constexpr int lu_regs_min_blocks = N == 32 ? 12 : N == 8 ? 8 : 1;
+inline constexpr int lu_regs_block = lu_regs_lanes<N> == 32 ? 32 : 128;
+template <int N>
+inline constexpr int lu_regs_min_blocks = lu_regs_lanes<N> == 32 ? 12 : N == 8 ? 8 : 1;
 
 /// a - l u with the multiplication fused (4 FMAs for complex, where nvcc
 /// left `a - l * u` as 2 FMAs + 4 separate operations): the update is most
@@ -125,16 +130,17 @@ template <int N, class T, class Loc, int MinBlocks = lu_regs_min_blocks<N>>
 __global__ void __launch_bounds__(lu_regs_block<N>, MinBlocks)
     lu_regs_kernel(Loc loc, int n, index_t lda, index_t* ipiv, int* info, index_t count) {
   using R = real_type_t<T>;
-  constexpr int groups = lu_regs_block<N> / N;
+  constexpr int LN = lu_regs_lanes<N>;
+  constexpr int groups = lu_regs_block<N> / LN;
   constexpr int BW = N < 8 ? N : 8;
   constexpr int NB = N / BW;
   // Two pivot-row buffers per group, alternating with k: a lane can only
   // write buffer k&1 again at step k+2, after every lane of its group passed
   // the sync of step k+1, i.e. after all reads of step k: one sync per step.
   __shared__ __align__(16) unsigned char raw[groups * 2 * N * sizeof(T)];
-  const auto tile = cooperative_groups::tiled_partition<N>(cooperative_groups::this_thread_block());
-  const int lane = int(threadIdx.x) % N;
-  const int g = int(threadIdx.x) / N;
+  const auto tile = cooperative_groups::tiled_partition<LN>(cooperative_groups::this_thread_block());
+  const int lane = int(threadIdx.x) % LN;
+  const int g = int(threadIdx.x) / LN;
   const index_t mat = index_t(blockIdx.x) * groups + g;
   if (mat >= count) return;  // whole groups leave; a group syncs only itself
   T* const sbuf = reinterpret_cast<T*>(raw) + g * 2 * N;
@@ -160,7 +166,7 @@ __global__ void __launch_bounds__(lu_regs_block<N>, MinBlocks)
       if (k < n) {  // n is uniform over the grid; later steps only rotate
         const bool cand = row && pos >= k;
         int p = k;
-        if constexpr (N == 32) {
+        if constexpr (LN == 32) {
           const lu_warp_winner w = lu_warp_argmax(cand, abs1(a[s]), pos);
           if (w.H != 0u) p = int(w.P);
         } else {
@@ -356,7 +362,7 @@ inline void lu_regs64_launch(const backend::cuda& b, Loc loc, index_t n, index_t
 template <int N, class T, class Loc>
 inline void lu_regs_launch_n(const backend::cuda& b, Loc loc, index_t n, index_t lda, index_t* ipiv,
                              int* info, index_t count, const char* name) {
-  constexpr index_t groups = lu_regs_block<N> / N;
+  constexpr index_t groups = lu_regs_block<N> / lu_regs_lanes<N>;
   const index_t grid = (count + groups - 1) / groups;
   detail_require(grid <= index_t(0x7fffffff), std::string(name) + ": batch too large for one grid");
   lu_regs_kernel<N, T, Loc>
@@ -375,6 +381,11 @@ inline void lu_regs_launch(const backend::cuda& b, Loc loc, index_t n, index_t l
   else if (n <= 4) lu_regs_launch_n<4, T>(b, loc, n, lda, ipiv, info, count, name);
   else if (n <= 8) lu_regs_launch_n<8, T>(b, loc, n, lda, ipiv, info, count, name);
   else if (n <= 16) lu_regs_launch_n<16, T>(b, loc, n, lda, ipiv, info, count, name);
+  // 24 columns in registers instead of 32: fewer registers (complex<float>
+  // 96 against 115: 21 warps per SM instead of 17) and no work on columns
+  // that cannot exist; H200, 100 000 matrices, n = 17..24, factors bit for
+  // bit equal: complex<float> 1.43-1.44x, float 1.28-1.30x (session 35).
+  else if (n <= 24) lu_regs_launch_n<24, T>(b, loc, n, lda, ipiv, info, count, name);
   else lu_regs_launch_n<32, T>(b, loc, n, lda, ipiv, info, count, name);
 }
 
