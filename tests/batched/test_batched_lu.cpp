@@ -434,8 +434,13 @@ TEST_CASE("batched LU: CUDA register fast path matches the generic team path",
   // complex<double> does: a size per panel count and partial panel.
   for (index_t n : {17, 20, 24, 25, 31}) fast_vs_generic<double>(n, 37, 9300 + n);
   fast_vs_generic<complex<float>>(32, 37, 9200);
-  // n = 17..24 in the float types runs the 24-column register kernel.
+  // The 12- and 24-column register kernels (n = 9..12 all types, 17..24
+  // the float types; complex<double> and float run every n above).
   for (index_t n : {17, 20, 24}) fast_vs_generic<complex<float>>(n, 37, 9210 + n);
+  for (index_t n : {9, 10, 12}) {
+    fast_vs_generic<complex<float>>(n, 37, 9240 + n);
+    fast_vs_generic<double>(n, 37, 9260 + n);
+  }
   // n = 33..64: the two-warp tensor-core kernel for complex<double> and
   // double (every size's padding and last-panel width), the
   // one-block-per-matrix register kernel for the single-precision types.

@@ -1,7 +1,8 @@
 /// @file
 /// @brief CUDA fast paths of batched LU for n <= 64, each matrix in
 ///        registers: for n <= 32 one row per lane of N lanes (N = next power
-///        of two >= n, except 32 lanes holding N = 24 columns for n = 17..24);
+///        of two >= n, except 16 lanes holding N = 12 columns for n = 9..12
+///        and 32 lanes holding N = 24 for n = 17..24);
 ///        for n = 33..64 one 256-thread block per matrix
 ///        (lu_regs64_kernel, described there). What follows is the n <= 32
 ///        kernel. lu_factor sends double and complex<double> at
@@ -58,9 +59,10 @@ constexpr index_t lu_regs_max_n = 32;
 /// against 2.26 ms for this kernel, which is latency-bound, not waiting on
 /// memory (docs/batched.md has the profile).
 /// Lanes per matrix: one per row, so N = 24 (24 columns in registers, for
-/// n = 17..24) takes a whole warp as N = 32 does.
+/// n = 17..24) takes a whole warp as N = 32 does, and N = 12 (n = 9..12)
+/// 16 lanes as N = 16 does.
 template <int N>
-inline constexpr int lu_regs_lanes = N == 24 ? 32 : N;
+inline constexpr int lu_regs_lanes = N == 24 ? 32 : N == 12 ? 16 : N;
 template <int N>
 inline constexpr int lu_regs_block = lu_regs_lanes<N> == 32 ? 32 : 128;
 template <int N>
@@ -116,7 +118,7 @@ __device__ __forceinline__ bool lu_winner_beats(const lu_warp_winner& b, const l
   return b.H > a.H || (b.H == a.H && (b.L > a.L || (b.L == a.L && b.P < a.P)));
 }
 
-/// The elimination runs in blocks of BW = min(N, 8) columns. Before block b
+/// The elimination runs in blocks of BW = min(N, 8) columns (4 for N = 12). Before block b
 /// the row has been rotated left by b*BW, so the block's columns sit at the
 /// static register indices 0..BW-1 and the live trailing columns at
 /// BW..N-1-b*BW; groups of BW columns past that are finished (L entries)
@@ -132,7 +134,7 @@ __global__ void __launch_bounds__(lu_regs_block<N>, MinBlocks)
   using R = real_type_t<T>;
   constexpr int LN = lu_regs_lanes<N>;
   constexpr int groups = lu_regs_block<N> / LN;
-  constexpr int BW = N < 8 ? N : 8;
+  constexpr int BW = N < 8 ? N : N % 8 == 0 ? 8 : 4;
   constexpr int NB = N / BW;
   // Two pivot-row buffers per group, alternating with k: a lane can only
   // write buffer k&1 again at step k+2, after every lane of its group passed
@@ -380,11 +382,16 @@ inline void lu_regs_launch(const backend::cuda& b, Loc loc, index_t n, index_t l
   if (n <= 2) lu_regs_launch_n<2, T>(b, loc, n, lda, ipiv, info, count, name);
   else if (n <= 4) lu_regs_launch_n<4, T>(b, loc, n, lda, ipiv, info, count, name);
   else if (n <= 8) lu_regs_launch_n<8, T>(b, loc, n, lda, ipiv, info, count, name);
+  // 12 and 24 columns in registers instead of 16 and 32: fewer registers
+  // (complex<float> at 24: 96 against 115, 21 warps per SM instead of 17;
+  // complex<double> at 12: 100 against 128) and no work on columns that
+  // cannot exist. H200, 100 000 matrices, factors bit for bit equal
+  // (session 35, measured at n = 9, 10, 12 and 17, 20, 24): n <= 12
+  // complex<double> 1.10-1.11x, double 1.09-1.11x, complex<float>
+  // 1.24-1.25x, float 1.04-1.06x; 17..24 complex<float> 1.43-1.44x, float
+  // 1.28-1.30x (double types take lu_mma.hpp there).
+  else if (n <= 12) lu_regs_launch_n<12, T>(b, loc, n, lda, ipiv, info, count, name);
   else if (n <= 16) lu_regs_launch_n<16, T>(b, loc, n, lda, ipiv, info, count, name);
-  // 24 columns in registers instead of 32: fewer registers (complex<float>
-  // 96 against 115: 21 warps per SM instead of 17) and no work on columns
-  // that cannot exist; H200, 100 000 matrices, n = 17..24, factors bit for
-  // bit equal: complex<float> 1.43-1.44x, float 1.28-1.30x (session 35).
   else if (n <= 24) lu_regs_launch_n<24, T>(b, loc, n, lda, ipiv, info, count, name);
   else lu_regs_launch_n<32, T>(b, loc, n, lda, ipiv, info, count, name);
 }
