@@ -435,8 +435,9 @@ TEST_CASE("batched LU: CUDA register fast path matches the generic team path",
   for (index_t n : {17, 20, 24, 25, 31}) fast_vs_generic<double>(n, 37, 9300 + n);
   fast_vs_generic<complex<float>>(32, 37, 9200);
   // The 12- and 24-column register kernels (n = 9..12 all types, 17..24
-  // the float types; complex<double> and float run every n above).
-  for (index_t n : {17, 20, 24}) fast_vs_generic<complex<float>>(n, 37, 9210 + n);
+  // the float types; complex<double> and float run every n above), and
+  // complex<float>'s 20 and 28 columns.
+  for (index_t n : {17, 20, 21, 24, 25, 28}) fast_vs_generic<complex<float>>(n, 37, 9210 + n);
   for (index_t n : {9, 10, 12}) {
     fast_vs_generic<complex<float>>(n, 37, 9240 + n);
     fast_vs_generic<double>(n, 37, 9260 + n);

@@ -2,7 +2,8 @@
 /// @brief CUDA fast paths of batched LU for n <= 64, each matrix in
 ///        registers: for n <= 32 one row per lane of N lanes (N = next power
 ///        of two >= n, except 16 lanes holding N = 12 columns for n = 9..12
-///        and 32 lanes holding N = 24 for n = 17..24);
+///        and 32 lanes holding N = 24 for n = 17..24; complex<float> also
+///        N = 20 and 28);
 ///        for n = 33..64 one 256-thread block per matrix
 ///        (lu_regs64_kernel, described there). What follows is the n <= 32
 ///        kernel. lu_factor sends double and complex<double> at
@@ -36,6 +37,7 @@
 #include <cooperative_groups.h>
 
 #include <string>
+#include <type_traits>
 
 #include "../../backend/cuda.hpp"
 #include "../../backend/cuda_check.hpp"
@@ -58,11 +60,11 @@ constexpr index_t lu_regs_max_n = 32;
 /// (cp.async) while factoring the current one: 3.03 ms (2.43 ms uncapped)
 /// against 2.26 ms for this kernel, which is latency-bound, not waiting on
 /// memory (docs/batched.md has the profile).
-/// Lanes per matrix: one per row, so N = 24 (24 columns in registers, for
-/// n = 17..24) takes a whole warp as N = 32 does, and N = 12 (n = 9..12)
-/// 16 lanes as N = 16 does.
+/// Lanes per matrix: one per row, so N = 20, 24 and 28 (columns in
+/// registers, for n up to N above 16) take a whole warp as N = 32 does, and
+/// N = 12 (n = 9..12) 16 lanes as N = 16 does.
 template <int N>
-inline constexpr int lu_regs_lanes = N == 24 ? 32 : N == 12 ? 16 : N;
+inline constexpr int lu_regs_lanes = N == 20 || N == 24 || N == 28 ? 32 : N == 12 ? 16 : N;
 template <int N>
 inline constexpr int lu_regs_block = lu_regs_lanes<N> == 32 ? 32 : 128;
 template <int N>
@@ -118,7 +120,7 @@ __device__ __forceinline__ bool lu_winner_beats(const lu_warp_winner& b, const l
   return b.H > a.H || (b.H == a.H && (b.L > a.L || (b.L == a.L && b.P < a.P)));
 }
 
-/// The elimination runs in blocks of BW = min(N, 8) columns (4 for N = 12). Before block b
+/// The elimination runs in blocks of BW = min(N, 8) columns (4 for N = 12, 20, 28). Before block b
 /// the row has been rotated left by b*BW, so the block's columns sit at the
 /// static register indices 0..BW-1 and the live trailing columns at
 /// BW..N-1-b*BW; groups of BW columns past that are finished (L entries)
@@ -392,8 +394,17 @@ inline void lu_regs_launch(const backend::cuda& b, Loc loc, index_t n, index_t l
   // 1.28-1.30x (double types take lu_mma.hpp there).
   else if (n <= 12) lu_regs_launch_n<12, T>(b, loc, n, lda, ipiv, info, count, name);
   else if (n <= 16) lu_regs_launch_n<16, T>(b, loc, n, lda, ipiv, info, count, name);
-  else if (n <= 24) lu_regs_launch_n<24, T>(b, loc, n, lda, ipiv, info, count, name);
-  else lu_regs_launch_n<32, T>(b, loc, n, lda, ipiv, info, count, name);
+  else {
+    // complex<float> also has 20 and 28 columns: against 24 and 32, 1.20x at
+    // n = 17, 20 and 1.15-1.17x at 25, 28 (H200, bit for bit equal); float
+    // gained 1.02-1.04x with 20 and lost (0.96x) with 28, so it keeps 24, 32.
+    if constexpr (std::is_same_v<T, complex<float>>) {
+      if (n <= 20) return lu_regs_launch_n<20, T>(b, loc, n, lda, ipiv, info, count, name);
+      if (n > 24 && n <= 28) return lu_regs_launch_n<28, T>(b, loc, n, lda, ipiv, info, count, name);
+    }
+    if (n <= 24) lu_regs_launch_n<24, T>(b, loc, n, lda, ipiv, info, count, name);
+    else lu_regs_launch_n<32, T>(b, loc, n, lda, ipiv, info, count, name);
+  }
 }
 
 }  // namespace emgpu::batched::detail
