@@ -36,6 +36,7 @@
 
 #include <cooperative_groups.h>
 
+#include <bit>
 #include <string>
 #include <type_traits>
 
@@ -60,11 +61,11 @@ constexpr index_t lu_regs_max_n = 32;
 /// (cp.async) while factoring the current one: 3.03 ms (2.43 ms uncapped)
 /// against 2.26 ms for this kernel, which is latency-bound, not waiting on
 /// memory (docs/batched.md has the profile).
-/// Lanes per matrix: one per row, so N = 20, 24 and 28 (columns in
-/// registers, for n up to N above 16) take a whole warp as N = 32 does, and
-/// N = 12 (n = 9..12) 16 lanes as N = 16 does.
+/// Lanes per matrix: one per row, the next power of two >= N, so that the
+/// column counts between the powers of two (12, 20, 24, 28) take the lanes
+/// of the next one.
 template <int N>
-inline constexpr int lu_regs_lanes = N == 20 || N == 24 || N == 28 ? 32 : N == 12 ? 16 : N;
+inline constexpr int lu_regs_lanes = int(std::bit_ceil(unsigned(N)));
 template <int N>
 inline constexpr int lu_regs_block = lu_regs_lanes<N> == 32 ? 32 : 128;
 template <int N>
