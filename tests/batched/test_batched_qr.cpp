@@ -4,6 +4,9 @@
 // optimality, rank-deficiency info, backends agree, argument errors.
 // For m x n the bound uses m (LAPACK's xQRT01 convention: every entry goes
 // through up to m + n rotations); m = n reduces to the issue's n eps.
+#include <cstring>
+#include <limits>
+
 #include "batched_util.hpp"
 
 using namespace emgpu;
@@ -689,6 +692,89 @@ TEST_CASE("batched QR: CUDA register-column path at compute-sanitizer sizes", "[
   check_fast_vs_generic<double>(8, 7, 5, false, 9963);
   check_fast_vs_generic<complex<float>>(8, 8, 3, true, 9964);
   check_fast_vs_generic<float>(15, 14, 1, false, 9965);
+}
+
+// 8 x 8 (detail/qr_cyc.hpp, session 36): the same rotations, make and apply
+// entry by entry as the register-column kernel it replaced (float: the
+// register kernel), so the factors must be equal BIT FOR BIT to theirs, on
+// random, small-integer (ties: c exactly 1/sqrt(2), equal |x| and |y|) and
+// degenerate matrices (NaN, +-Inf, an all-zero matrix and a zero column),
+// with counts that leave the last warp's groups partly empty, and the
+// padding (ld and stride) untouched; the pointer-array form equals the
+// strided one.
+template <class T>
+void check_cyc_bitwise(index_t count, std::uint64_t seed) {
+  INFO("qr_cyc against the kernel it replaced, type " << type_name<T>() << ", count = " << count);
+  using R = real_t<T>;
+  const backend::cuda b{};
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> small(-2, 2);
+  batch<T> a(8, 8, count);
+  for (index_t k = 0; k < count; ++k) {
+    MatD<T> x = random_d<T>(8, 8, rng);
+    if (k % 3 == 1)
+      for (index_t j = 0; j < 8; ++j)
+        for (index_t i = 0; i < 8; ++i) {
+          if constexpr (cplx<T>) x(i, j) = {double(small(rng)), double(small(rng))};
+          else x(i, j) = double(small(rng));
+        }
+    a.set(k, x);
+  }
+  const auto at = [&](index_t k, index_t i, index_t j) -> T& { return a.h[std::size_t(k * a.stride + i + j * a.ld)]; };
+  if (count > 6) {
+    at(1, 7, 0) = T(std::numeric_limits<R>::quiet_NaN());
+    at(3, 0, 7) = T(std::numeric_limits<R>::infinity());
+    at(4, 4, 4) = T(-std::numeric_limits<R>::infinity());
+    for (index_t j = 0; j < 8; ++j)
+      for (index_t i = 0; i < 8; ++i) at(2, i, j) = T(0);
+    for (index_t i = 0; i < 8; ++i) at(6, i, 3) = T(0);
+  }
+  auto d_f = up(b, a.h);
+  batched::qr_factor(b, a.view(d_f.data()));
+  auto d_r = up(b, a.h);
+  const batched::detail::strided_loc<T> loc{d_r.data(), a.stride};
+  if constexpr (std::is_same_v<T, float>)
+    batched::detail::qr_factor_regs<T>(b, loc, 8, 8, a.ld, count, "reference");
+  else
+    batched::detail::qr_rsk_launch<T, 8, true, true>(b, loc, 8, 8, a.ld, count, "reference");
+  const std::vector<T> f = down(b, d_f), r = down(b, d_r);
+  REQUIRE(f.size() == r.size());
+  std::size_t differ = 0, changed = 0;
+  for (std::size_t e = 0; e < f.size(); ++e) {
+    if (std::memcmp(&f[e], &r[e], sizeof(T)) != 0) ++differ;
+    if (!(f[e] == a.h[e])) ++changed;
+  }
+  CHECK(differ == 0);
+  CHECK(changed > std::size_t(count) * 20);  // the factorization did run (R and codes differ from A)
+
+  auto d_p = up(b, a.h);
+  std::vector<T*> ptr(std::size_t(count), nullptr);
+  for (index_t k = 0; k < count; ++k) ptr[std::size_t(k)] = d_p.data() + k * a.stride;
+  auto d_ptr = up(b, ptr);
+  batched::qr_factor(b, static_cast<T* const*>(d_ptr.data()), 8, 8, a.ld, count);
+  const std::vector<T> p = down(b, d_p);
+  std::size_t differ_p = 0;
+  for (std::size_t e = 0; e < f.size(); ++e)
+    if (std::memcmp(&f[e], &p[e], sizeof(T)) != 0) ++differ_p;
+  CHECK(differ_p == 0);
+}
+
+TEST_CASE("batched QR: CUDA 8 x 8 kernel equals the kernel it replaced bit for bit", "[batched][qr]") {
+  for (index_t count : {index_t(37), index_t(1001)}) {
+    check_cyc_bitwise<complex<double>>(count, 9970 + std::uint64_t(count));
+    check_cyc_bitwise<double>(count, 9971 + std::uint64_t(count));
+    check_cyc_bitwise<complex<float>>(count, 9972 + std::uint64_t(count));
+    check_cyc_bitwise<float>(count, 9973 + std::uint64_t(count));
+  }
+}
+
+TEST_CASE("batched QR: CUDA 8 x 8 kernel at compute-sanitizer sizes", "[batched][qr][sanitize]") {
+  // fewer matrices than one warp holds (8; float 32), and one more than a warp
+  check_cyc_bitwise<complex<double>>(3, 9980);
+  check_cyc_bitwise<complex<double>>(9, 9981);
+  check_cyc_bitwise<double>(7, 9982);
+  check_cyc_bitwise<complex<float>>(1, 9983);
+  check_cyc_bitwise<float>(33, 9984);
 }
 
 // complex<double> with 64..128 rows, or 40..63 rows with a last 32-column

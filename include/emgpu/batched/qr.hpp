@@ -15,6 +15,7 @@
 #include "../core/matrix_view.hpp"
 #include "detail/launch.hpp"
 #include "detail/qr_core.hpp"
+#include "detail/qr_cyc.hpp"
 #include "detail/qr_regs.hpp"
 #include "detail/qr_rsk.hpp"
 #include "detail/qr_warp.hpp"
@@ -37,6 +38,10 @@ void qr_factor(const Backend& b, strided_batch_view<T> a) {
   if (a.count == 0 || a.cols == 0) return;
 #if defined(__CUDACC__)
   if constexpr (std::is_same_v<Backend, backend::cuda>) {
+    // 8 x 8: whole columns in registers, several per lane (detail/qr_cyc.hpp)
+    if (detail::qr_cyc_factor<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.cols, a.ld, a.count,
+                                 "emgpu::batched::qr_factor"))
+      return;
     // near-square shapes where columns in registers measured faster (detail/qr_rsk.hpp)
     if (detail::qr_rsk_factor<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.cols, a.ld, a.count,
                                  "emgpu::batched::qr_factor"))
@@ -66,6 +71,8 @@ void qr_factor(const Backend& b, T* const* a_array, index_t m, index_t n, index_
   if (count == 0 || n == 0) return;
 #if defined(__CUDACC__)
   if constexpr (std::is_same_v<Backend, backend::cuda>) {
+    if (detail::qr_cyc_factor<T>(b, detail::array_loc<T>{a_array}, m, n, lda, count, "emgpu::batched::qr_factor"))
+      return;
     if (detail::qr_rsk_factor<T>(b, detail::array_loc<T>{a_array}, m, n, lda, count, "emgpu::batched::qr_factor"))
       return;
     if (detail::qr_warp_factor<T>(b, detail::array_loc<T>{a_array}, m, n, lda, count, "emgpu::batched::qr_factor"))
