@@ -13,22 +13,24 @@
 /// and a rotation skips the slots whose columns are all finished (a static
 /// test). complex<double> at L = 4: ~430 instructions per matrix.
 ///
-/// H200, 100 000 matrices, ms, scratch harness .gpu/cyc/cyc.cu (session 36),
-/// against the kernel the library dispatched before in the same process
-/// (qr_rsk.hpp; float: qr_regs.hpp), factors equal BIT FOR BIT (random and
-/// small-integer batches):
+/// H200, 100 000 matrices, ms, scratch harnesses .gpu/cyc, .gpu/cyc4
+/// (session 36, docs/results/qr_cyc_s36_h200.txt), against the kernel the
+/// library dispatched before in the same process (qr_rsk.hpp; float:
+/// qr_regs.hpp), factors equal BIT FOR BIT (random and small-integer
+/// batches):
 ///
-///     complex<double>  L = 4, 128-register cap   0.068-0.069 (0.100)
+///     complex<double>  L = 4, 128-register cap   0.066-0.071 (0.099-0.101)
 ///                      L = 4, no cap (150 reg.)   0.072-0.074
 ///                      L = 2 (246 reg.)           0.071
-///     double           L = 4                      0.039-0.041 (0.057-0.060)
-///     complex<float>   L = 4                      0.045-0.046 (0.057-0.060)
-///     float            L = 1                      0.020-0.022 (0.034-0.038)
+///     double           L = 4                      0.040-0.045 (0.057-0.058)
+///     complex<float>   L = 4                      0.041-0.044 (0.057-0.059)
+///     float            L = 1                      0.022-0.025 (0.036)
 ///
-/// The cap keeps 16 warps per SM (4 per scheduler); with it the kernel is
-/// 0.81 of a device copy of the batch (ncu without the cap: 2.9 active
-/// warps per scheduler, 0.79 eligible, issue 0.51 per cycle). A cap of 96
-/// registers (20 warps) spills and took 0.085.
+/// bench_batched_cuda (complex<double>): 0.0633-0.0640 ms, 5.16-5.24x
+/// cuBLAS zgeqrfBatched in three runs (docs/results/bench_qr_s36_h200.json).
+/// The cap keeps 16 warps per SM (4 per scheduler); without it ncu showed
+/// 2.9 active warps per scheduler, 0.79 eligible, issue 0.51 per cycle. A
+/// cap of 96 registers (20 warps) spills and took 0.085.
 ///
 /// How the indices stay compile-time constants: the stages are unrolled, so
 /// the rows (i - 1, i) of rotation (st, j) are static, i = 7 - st + 2j
