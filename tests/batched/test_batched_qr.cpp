@@ -369,8 +369,14 @@ void check_regs_model(index_t m, index_t n, std::uint64_t seed) {
 /// data, so they must agree bit for bit, as must a matrix factored in two
 /// batches (matrices are independent). The count (37) leaves a partial warp
 /// and a partial block for every lane count.
+/// A CUDA factorization run in place of qr_factor's dispatch (a kernel that
+/// the dispatch would not pick at the test's sizes).
 template <class T>
-void check_fast_vs_generic(index_t m, index_t n, index_t count, bool arrays, std::uint64_t seed) {
+using direct_qr = void (*)(const backend::cuda&, const strided_batch_view<T>&);
+
+template <class T>
+void check_fast_vs_generic(index_t m, index_t n, index_t count, bool arrays, std::uint64_t seed,
+                           direct_qr<T> fast = nullptr) {
   INFO("fast vs generic, type " << type_name<T>() << ", m = " << m << ", n = " << n);
   const backend::cuda b{};
   std::mt19937_64 rng(seed);
@@ -379,7 +385,8 @@ void check_fast_vs_generic(index_t m, index_t n, index_t count, bool arrays, std
   const batch<T> a = make_batch<T>(m, n, count, rng, kinds, zc);
 
   auto d_f = up(b, a.h);
-  batched::qr_factor(b, a.view(d_f.data()));  // fast path
+  if (fast != nullptr) fast(b, a.view(d_f.data()));
+  else batched::qr_factor(b, a.view(d_f.data()));  // fast path
   auto d_g = up(b, a.h);
   const batched::detail::qr_factor_op<T, batched::detail::strided_loc<T>> op{
       {d_g.data(), a.stride}, m, n, a.ld};
@@ -439,7 +446,7 @@ void check_fast_vs_generic(index_t m, index_t n, index_t count, bool arrays, std
 /// matrices of the batch come out bit for bit as in a batch without the bad
 /// ones; and the kernel returns (no data-dependent loop).
 template <class T>
-void check_fast_degenerate(index_t m, index_t n, std::uint64_t seed) {
+void check_fast_degenerate(index_t m, index_t n, std::uint64_t seed, direct_qr<T> fast = nullptr) {
   INFO("degenerate input, type " << type_name<T>() << ", m = " << m << ", n = " << n);
   using R = real_t<T>;
   const backend::cuda b{};
@@ -458,9 +465,11 @@ void check_fast_degenerate(index_t m, index_t n, std::uint64_t seed) {
     for (index_t i = 0; i < m; ++i) at(2, i, j) = T(0);
 
   auto d_c = up(b, clean.h);
-  batched::qr_factor(b, clean.view(d_c.data()));
+  if (fast != nullptr) fast(b, clean.view(d_c.data()));
+  else batched::qr_factor(b, clean.view(d_c.data()));
   auto d_f = up(b, bad.h);
-  batched::qr_factor(b, bad.view(d_f.data()));
+  if (fast != nullptr) fast(b, bad.view(d_f.data()));
+  else batched::qr_factor(b, bad.view(d_f.data()));
   auto d_g = up(b, bad.h);
   const batched::detail::qr_factor_op<T, batched::detail::strided_loc<T>> op{
       {d_g.data(), bad.stride}, m, n, bad.ld};
@@ -694,27 +703,29 @@ TEST_CASE("batched QR: CUDA register-column path at compute-sanitizer sizes", "[
   check_fast_vs_generic<float>(15, 14, 1, false, 9965);
 }
 
-// 8 x 8 (detail/qr_cyc.hpp, session 36): the same rotations, make and apply
-// entry by entry as the register-column kernel it replaced (float: the
-// register kernel), so the factors must be equal BIT FOR BIT to theirs, on
+// 8 x 8 and 16 x 16 (detail/qr_cyc.hpp, session 36): the same rotations,
+// make and apply entry by entry as the register-column kernel it replaced
+// (float 8 x 8: the register kernel), so the factors must be equal BIT FOR
+// BIT to theirs (double and float at 16 x 16; every type at 8 x 8), on
 // random, small-integer (ties: c exactly 1/sqrt(2), equal |x| and |y|) and
 // degenerate matrices (NaN, +-Inf, an all-zero matrix and a zero column),
 // with counts that leave the last warp's groups partly empty, and the
 // padding (ld and stride) untouched; the pointer-array form equals the
 // strided one.
-template <class T>
+template <class T, int M = 8>
 void check_cyc_bitwise(index_t count, std::uint64_t seed) {
-  INFO("qr_cyc against the kernel it replaced, type " << type_name<T>() << ", count = " << count);
+  INFO("qr_cyc against the kernel it replaced, type " << type_name<T>() << ", " << M << " x " << M
+                                                          << ", count = " << count);
   using R = real_t<T>;
   const backend::cuda b{};
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int> small(-2, 2);
-  batch<T> a(8, 8, count);
+  batch<T> a(M, M, count);
   for (index_t k = 0; k < count; ++k) {
-    MatD<T> x = random_d<T>(8, 8, rng);
+    MatD<T> x = random_d<T>(M, M, rng);
     if (k % 3 == 1)
-      for (index_t j = 0; j < 8; ++j)
-        for (index_t i = 0; i < 8; ++i) {
+      for (index_t j = 0; j < M; ++j)
+        for (index_t i = 0; i < M; ++i) {
           if constexpr (cplx<T>) x(i, j) = {double(small(rng)), double(small(rng))};
           else x(i, j) = double(small(rng));
         }
@@ -722,21 +733,21 @@ void check_cyc_bitwise(index_t count, std::uint64_t seed) {
   }
   const auto at = [&](index_t k, index_t i, index_t j) -> T& { return a.h[std::size_t(k * a.stride + i + j * a.ld)]; };
   if (count > 6) {
-    at(1, 7, 0) = T(std::numeric_limits<R>::quiet_NaN());
-    at(3, 0, 7) = T(std::numeric_limits<R>::infinity());
-    at(4, 4, 4) = T(-std::numeric_limits<R>::infinity());
-    for (index_t j = 0; j < 8; ++j)
-      for (index_t i = 0; i < 8; ++i) at(2, i, j) = T(0);
-    for (index_t i = 0; i < 8; ++i) at(6, i, 3) = T(0);
+    at(1, M - 1, 0) = T(std::numeric_limits<R>::quiet_NaN());
+    at(3, 0, M - 1) = T(std::numeric_limits<R>::infinity());
+    at(4, M / 2, M / 2) = T(-std::numeric_limits<R>::infinity());
+    for (index_t j = 0; j < M; ++j)
+      for (index_t i = 0; i < M; ++i) at(2, i, j) = T(0);
+    for (index_t i = 0; i < M; ++i) at(6, i, 3) = T(0);
   }
   auto d_f = up(b, a.h);
   batched::qr_factor(b, a.view(d_f.data()));
   auto d_r = up(b, a.h);
   const batched::detail::strided_loc<T> loc{d_r.data(), a.stride};
-  if constexpr (std::is_same_v<T, float>)
-    batched::detail::qr_factor_regs<T>(b, loc, 8, 8, a.ld, count, "reference");
+  if constexpr (M == 8 && std::is_same_v<T, float>)
+    batched::detail::qr_factor_regs<T>(b, loc, M, M, a.ld, count, "reference");
   else
-    batched::detail::qr_rsk_launch<T, 8, true, true>(b, loc, 8, 8, a.ld, count, "reference");
+    batched::detail::qr_rsk_launch<T, M, true, true>(b, loc, M, M, a.ld, count, "reference");
   const std::vector<T> f = down(b, d_f), r = down(b, d_r);
   REQUIRE(f.size() == r.size());
   std::size_t differ = 0, changed = 0;
@@ -751,7 +762,7 @@ void check_cyc_bitwise(index_t count, std::uint64_t seed) {
   std::vector<T*> ptr(std::size_t(count), nullptr);
   for (index_t k = 0; k < count; ++k) ptr[std::size_t(k)] = d_p.data() + k * a.stride;
   auto d_ptr = up(b, ptr);
-  batched::qr_factor(b, static_cast<T* const*>(d_ptr.data()), 8, 8, a.ld, count);
+  batched::qr_factor(b, static_cast<T* const*>(d_ptr.data()), M, M, a.ld, count);
   const std::vector<T> p = down(b, d_p);
   std::size_t differ_p = 0;
   for (std::size_t e = 0; e < f.size(); ++e)
@@ -768,6 +779,58 @@ TEST_CASE("batched QR: CUDA 8 x 8 kernel equals the kernel it replaced bit for b
   }
 }
 
+/// detail/qr_cyc.hpp's kernel launched directly (qr_factor takes it for
+/// complex<double> 16 x 16 only from qr_cyc_z16_min_count matrices).
+template <class T, int M>
+void cyc_direct(const backend::cuda& b, const strided_batch_view<T>& v) {
+  namespace d = batched::detail;
+  d::qr_cyc_launch<T, M, d::qr_cyc_lanes<T, M>, d::qr_cyc_min_blocks<T, M>>(b, d::strided_loc<T>{v.data, v.stride}, v.rows,
+                                                                            v.cols, v.ld, v.count, "qr_cyc");
+}
+
+// 16 x 16 (detail/qr_cyc.hpp): double and float bit for bit the
+// register-column kernel it replaced; the complex types (which took the
+// warp kernels, whose factors differ in rounding) against the team path as
+// the other fast paths, degenerate batches included; and qr_factor's
+// dispatch of 20 000 complex<double> matrices, which must be that kernel
+// (strided and pointer-array forms) bit for bit.
+TEST_CASE("batched QR: CUDA 16 x 16 kernel", "[batched][qr]") {
+  for (index_t count : {index_t(37), index_t(1001)}) {
+    check_cyc_bitwise<double, 16>(count, 9974 + std::uint64_t(count));
+    check_cyc_bitwise<float, 16>(count, 9975 + std::uint64_t(count));
+  }
+  check_fast_vs_generic<complex<double>>(16, 16, 37, false, 9990, cyc_direct<complex<double>, 16>);
+  check_fast_vs_generic<complex<float>>(16, 16, 37, true, 9991);
+  check_fast_degenerate<complex<double>>(16, 16, 9992, cyc_direct<complex<double>, 16>);
+  check_fast_degenerate<complex<float>>(16, 16, 9993);
+
+  using Z = complex<double>;
+  const backend::cuda b{};
+  const index_t count = batched::detail::qr_cyc_z16_min_count;
+  std::mt19937_64 rng(9994);
+  batch<Z> a(16, 16, count);
+  for (index_t k = 0; k < count; ++k) a.set(k, random_d<Z>(16, 16, rng));
+  auto d_f = up(b, a.h);
+  batched::qr_factor(b, a.view(d_f.data()));
+  auto d_r = up(b, a.h);
+  cyc_direct<Z, 16>(b, a.view(d_r.data()));
+  auto d_p = up(b, a.h);
+  std::vector<Z*> ptr(std::size_t(count), nullptr);
+  for (index_t k = 0; k < count; ++k) ptr[std::size_t(k)] = d_p.data() + k * a.stride;
+  auto d_ptr = up(b, ptr);
+  batched::qr_factor(b, static_cast<Z* const*>(d_ptr.data()), 16, 16, a.ld, count);
+  const std::vector<Z> f = down(b, d_f), r = down(b, d_r), p = down(b, d_p);
+  std::size_t differ = 0, differ_p = 0, changed = 0;
+  for (std::size_t e = 0; e < f.size(); ++e) {
+    differ += std::memcmp(&f[e], &r[e], sizeof(Z)) != 0;
+    differ_p += std::memcmp(&p[e], &r[e], sizeof(Z)) != 0;
+    changed += !(f[e] == a.h[e]);
+  }
+  CHECK(differ == 0);
+  CHECK(differ_p == 0);
+  CHECK(changed > std::size_t(count) * 200);
+}
+
 TEST_CASE("batched QR: CUDA 8 x 8 kernel at compute-sanitizer sizes", "[batched][qr][sanitize]") {
   // fewer matrices than one warp holds (8; float 32), and one more than a warp
   check_cyc_bitwise<complex<double>>(3, 9980);
@@ -775,6 +838,10 @@ TEST_CASE("batched QR: CUDA 8 x 8 kernel at compute-sanitizer sizes", "[batched]
   check_cyc_bitwise<double>(7, 9982);
   check_cyc_bitwise<complex<float>>(1, 9983);
   check_cyc_bitwise<float>(33, 9984);
+  check_cyc_bitwise<double, 16>(3, 9985);  // 4 matrices per warp
+  check_cyc_bitwise<float, 16>(5, 9986);   // 8 per warp
+  check_fast_vs_generic<complex<double>>(16, 16, 3, false, 9987, cyc_direct<complex<double>, 16>);
+  check_fast_vs_generic<complex<float>>(16, 16, 1, false, 9988);
 }
 
 // complex<double> with 64..128 rows, or 40..63 rows with a last 32-column

@@ -21,9 +21,9 @@
 /// and qr_rsk_factor takes exactly those families: complex<double> with 6..8
 /// rows and at least 4 columns (6 rows: 5), double and complex<float> with
 /// 7..8 rows and n >= m - 1, double and float with 13..16 rows and n = m
-/// (14..16 rows: also n = m - 1), except 8 x 8, which qr_cyc.hpp takes
-/// since session 36 (the same factors bit for bit, 1.3-1.5x faster; the
-/// full-size M = 8 variant stays as the tests' reference). Elsewhere the lanes of the columns a thin
+/// (14..16 rows: also n = m - 1), except 8 x 8 and 16 x 16, which
+/// qr_cyc.hpp takes since session 36 (the same factors bit for bit,
+/// 1.3-1.8x faster; the full-size variants stay as the tests' reference). Elsewhere the lanes of the columns a thin
 /// matrix lacks, and its stages run in full, cost more than the registers
 /// save (z 8 x 2 0.0550 against 0.0335). complex<double> with 9..16 rows
 /// stays on the warp kernels: at 16 x 16 this kernel took 0.605 ms against
@@ -285,8 +285,7 @@ inline bool qr_rsk_factor(const backend::cuda& b, const Loc& loc, index_t m, ind
       }
     } else {
       if constexpr (!std::is_same_v<T, complex<float>>) {
-        if (m == 16 && n == 16) qr_rsk_launch<T, 16, true, true>(b, loc, m, n, lda, count, name);
-        else qr_rsk_launch<T, 16, false, true>(b, loc, m, n, lda, count, name);
+        qr_rsk_launch<T, 16, false, true>(b, loc, m, n, lda, count, name);
       }
     }
     return true;
