@@ -97,6 +97,7 @@
 #include "../../backend/cuda_check.hpp"
 #include "common.hpp"
 #include "qr_core.hpp"
+#include "qr_regs.hpp"  // qr_shfl
 #include "qr_rsk.hpp"  // qr_rsk_slow, qr_rsk_make_slow
 
 namespace emgpu::batched::detail {
@@ -124,15 +125,6 @@ constexpr int qr_cyc_stride() {
 template <class T, int M, int L>
 constexpr std::size_t qr_cyc_bytes() {
   return std::size_t(32 / L) * std::size_t(qr_cyc_stride<T, M, L>()) * sizeof(T);
-}
-
-template <class T>
-__device__ __forceinline__ T qr_cyc_shfl(const T& v, int src) {
-  if constexpr (is_complex_v<T>) {
-    return T(__shfl_sync(0xffffffffu, v.real(), src), __shfl_sync(0xffffffffu, v.imag(), src));
-  } else {
-    return __shfl_sync(0xffffffffu, v, src);
-  }
 }
 
 /// The pair lane g's make in slot c works on at stage st: rows (i - 1, i),
@@ -253,7 +245,7 @@ __global__ void __launch_bounds__(32, MB) qr_cyc_kernel(Loc loc, index_t lda, in
         gr = {mc[cj], ms[cj]};
       } else {
         const int src = (lane & ~(L - 1)) | gj;
-        gr = {qr_cyc_shfl(mc[cj], src), qr_cyc_shfl(ms[cj], src)};
+        gr = {qr_shfl(mc[cj], src, 32), qr_shfl(ms[cj], src, 32)};
       }
       const int i = M - 1 - st + 2 * j;
 #pragma unroll
