@@ -353,6 +353,11 @@ void check_regs_model(index_t m, index_t n, std::uint64_t seed) {
 #endif
 
 #if defined(EMGPU_TEST_CUDA)
+/// A CUDA factorization run in place of qr_factor's dispatch (a kernel that
+/// the dispatch would not pick at the test's sizes).
+template <class T>
+using direct_qr = void (*)(const backend::cuda&, const strided_batch_view<T>&);
+
 /// @brief The register fast path (qr_factor on CUDA, m <= qr_regs_max) against the
 ///        generic team path (detail::launch with qr_factor_op, forced) on the
 ///        same batch, in both layouts.
@@ -368,12 +373,8 @@ void check_regs_model(index_t m, index_t n, std::uint64_t seed) {
 /// The pointer-array and strided forms run the same kernel body on the same
 /// data, so they must agree bit for bit, as must a matrix factored in two
 /// batches (matrices are independent). The count (37) leaves a partial warp
-/// and a partial block for every lane count.
-/// A CUDA factorization run in place of qr_factor's dispatch (a kernel that
-/// the dispatch would not pick at the test's sizes).
-template <class T>
-using direct_qr = void (*)(const backend::cuda&, const strided_batch_view<T>&);
-
+/// and a partial block for every lane count. `fast`, when given, runs in
+/// place of qr_factor.
 template <class T>
 void check_fast_vs_generic(index_t m, index_t n, index_t count, bool arrays, std::uint64_t seed,
                            direct_qr<T> fast = nullptr) {
