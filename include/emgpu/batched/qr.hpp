@@ -38,7 +38,7 @@ void qr_factor(const Backend& b, strided_batch_view<T> a) {
   if (a.count == 0 || a.cols == 0) return;
 #if defined(__CUDACC__)
   if constexpr (std::is_same_v<Backend, backend::cuda>) {
-    // 8 x 8: whole columns in registers, several per lane (detail/qr_cyc.hpp)
+    // 8 x 8 and 16 x 16: whole columns in registers, several per lane (detail/qr_cyc.hpp)
     if (detail::qr_cyc_factor<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.cols, a.ld, a.count,
                                  "emgpu::batched::qr_factor"))
       return;
