@@ -187,7 +187,7 @@ long double lu_backward(const MatL<T>& A, const MatL<T>& F, const index_t* p) {
 template <class T>
 void fast_vs_generic(index_t n, index_t count, std::uint64_t seed) {
   INFO("type " << type_name<T>() << ", n = " << n << ", count = " << count);
-  enum class xk { base, ties, nan, inf };
+  enum class xk { base, ties, nan, inf, negzero };
   const backend::cuda b{};
   std::mt19937_64 rng(seed);
   std::vector<kind> kinds;
@@ -209,6 +209,20 @@ void fast_vs_generic(index_t n, index_t count, std::uint64_t seed) {
       m((k / 3) % n, 0) = d_t<T>(bad);
       a.set(k, m);
       extra[std::size_t(k)] = k % 7 == 5 ? xk::nan : xk::inf;
+    } else if (k % 13 == 7 && n >= 3) {
+      // -0 entries (both parts for complex), e.g. from negating a matrix
+      // with zeros: the warp pivot searches compare the bits of |x|_1, in
+      // which -0 once beat every nonzero candidate and gave a false info.
+      MatD<T> m = random_d<T>(n, n, rng);
+      d_t<T> nz;
+      if constexpr (cplx<T>) nz = d_t<T>(-0.0, -0.0);
+      else nz = -0.0;
+      for (index_t j = 0; j < n; ++j)
+        for (index_t i = 0; i < n; ++i)
+          if ((j == 0 && i % 3 != 2) || (i + 2 * j) % 5 == 0) m(i, j) = nz;
+      a.set(k, m);
+      kinds[std::size_t(k)] = kind::random;  // nonsingular: info 0, the generic path's pivots
+      extra[std::size_t(k)] = xk::negzero;
     }
   }
   auto d_fast = up(b, a.h), d_gen = up(b, a.h), d_arr = up(b, a.h);

@@ -3,6 +3,7 @@
 ///        conversions to std::complex and Eigen.
 #pragma once
 
+#include <cmath>
 #include <complex>
 #include <type_traits>
 
@@ -67,6 +68,18 @@ inline complex<T>* as_emgpu(std::complex<T>* p) { return reinterpret_cast<comple
 template <class T>
 inline const complex<T>* as_emgpu(const std::complex<T>* p) {
   return reinterpret_cast<const complex<T>*>(p);
+}
+
+/// @brief |x| of a real scalar in host and device code, +0 for -0 (fabs).
+/// @tparam R float, double or long double.
+/// Why not x < 0 ? -x : x: that keeps -0, whose bit pattern (sign bit set)
+/// sorts above every positive value when compared as an unsigned key, and it
+/// costs a compare and two selects where fabs is a free operand modifier.
+template <class R>
+EMGPU_HD inline R abs_real(R x) {
+  if constexpr (std::is_same_v<R, float>) return ::fabsf(x);
+  else if constexpr (std::is_same_v<R, double>) return ::fabs(x);
+  else return std::fabs(x);  // host-only types
 }
 
 /// @brief Complex conjugate that also accepts real scalars (identity), so that

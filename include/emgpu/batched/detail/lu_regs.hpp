@@ -88,7 +88,9 @@ __device__ __forceinline__ T lu_fnma(T a, T nl, T u) {
 /// Pivot search over a whole warp in three redux.sync instead of a 5-round
 /// shuffle butterfly: the key (|x|_1 bits + 1, position) orders like the
 /// (v desc, p asc) compare of lu_factor_core because |x|_1 >= 0 and
-/// non-negative IEEE values order as their bit patterns; NaN and
+/// non-negative IEEE values order as their bit patterns. x must not be -0,
+/// whose sign bit sorts above every positive value (abs1 gives +0; before
+/// session 37 it kept -0, and a -0 entry won the search); NaN and
 /// non-candidates get key 0 and never win. H == 0: no lane had a key (all
 /// NaN or no candidates), which the caller maps to position k.
 struct lu_warp_winner {
