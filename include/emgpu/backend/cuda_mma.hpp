@@ -89,6 +89,18 @@ __device__ __forceinline__ void cp_async8(double* smem, const double* gmem) {
   *smem = *gmem;
 #endif
 }
+/// @brief 8 bytes global -> shared (sm_80+), or 8 zero bytes when
+///        src_bytes is 0 (gmem then not read, but must be a valid address).
+/// Why not a predicated cp_async8: nvcc pads every predicated cp.async with
+/// three no-op instructions, which made up a fifth of lu_mma_kernel's loads.
+__device__ __forceinline__ void cp_async8z(double* smem, const double* gmem, int src_bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned s = unsigned(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes) : "memory");
+#else
+  *smem = src_bytes > 0 ? *gmem : 0.0;
+#endif
+}
 /// @brief Closes the calling thread's current group of cp.async copies.
 __device__ __forceinline__ void cp_async_commit() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800

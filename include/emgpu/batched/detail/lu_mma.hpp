@@ -117,6 +117,26 @@ __device__ __forceinline__ T lu_mma_div(T a, T z) {
   }
 }
 
+/// Starts the copies of one row's entries in columns 0..cols-1 (column j at
+/// src + j lda) to dst(c, j) for each plane c, zeros from column `have` on:
+/// one unpredicated cp.async per entry, the source stepped by lda, so a
+/// column costs a few instructions instead of a 64-bit product and a
+/// predicated copy (nvcc pads those with no-ops): 1 128 of lu_mma_kernel's
+/// 6 209 instructions per 32 x 32 complex<double> matrix were its load.
+template <class T, class Dst>
+__device__ __forceinline__ void lu_mma_load_row(const T* src, index_t lda, int cols, int have, Dst&& dst) {
+  constexpr int planes = is_complex_v<T> ? 2 : 1;
+  const double* const safe = reinterpret_cast<const double*>(src);  // read by no copy of 0 bytes
+#pragma unroll 8
+  for (int j = 0; j < cols; ++j) {
+    const bool in = j < have;
+    const double* const p = in ? reinterpret_cast<const double*>(src) : safe;
+#pragma unroll
+    for (int c = 0; c < planes; ++c) emgpu::detail::cp_async8z(dst(c, j), p + c, in ? 8 : 0);
+    src += lda;
+  }
+}
+
 /// Column step k (panel column s) once the pivot is known: its position
 /// pk, its value piv and the pivot row's panel entries u[s+1..7]. A zero
 /// pivot sets info and masks the step (no swap, no update, as
@@ -295,16 +315,7 @@ __global__ void __launch_bounds__(32, C == 24 ? 16 : 12)
 
   // Load: every entry's copy in flight at once (cp.async, no registers), so
   // that a warp waits out the global latency once per matrix, not per column.
-#pragma unroll 4
-  for (int j = 0; j < C; ++j) {
-    const bool in = row && j < n;
-    const double* src = reinterpret_cast<const double*>(base + lane + index_t(j) * lda);  // used when in
-#pragma unroll
-    for (int c = 0; c < smem::planes; ++c) {
-      if (in) emgpu::detail::cp_async8(&sm.a[c][j * LDS + lane], src + c);
-      else sm.a[c][j * LDS + lane] = 0.0;
-    }
-  }
+  lu_mma_load_row(base + lane, lda, C, row ? n : 0, [&](int c, int j) { return &sm.a[c][j * LDS + lane]; });
   emgpu::detail::cp_async_commit();
   emgpu::detail::cp_async_wait<0>();
   __syncwarp();
@@ -362,13 +373,9 @@ __global__ void __launch_bounds__(32, C == 24 ? 16 : 12)
   }
 
   if (row) {
-    T* const dst = base + pos;
-#pragma unroll 1
-    for (int j0 = 0; j0 < C; j0 += 8) {
-#pragma unroll
-      for (int c = 0; c < 8; ++c)
-        if (j0 + c < n) dst[index_t(j0 + c) * lda] = lu_mma_get<T, LDS>(re, im, lane, j0 + c);
-    }
+    T* dst = base + pos;  // stepped by lda: no 64-bit product per column
+#pragma unroll 8
+    for (int j = 0; j < n; ++j, dst += lda) *dst = lu_mma_get<T, LDS>(re, im, lane, j);
     ipiv[mat * n + lane] = index_t(mypiv);
   }
   if (lane == 0) info[mat] = inf;
@@ -488,18 +495,7 @@ __global__ void __launch_bounds__(32 * W)
 
   // Rows r >= n are neither stored nor read (with LDS < 32 W some of them
   // alias the next column).
-  if (row) {
-#pragma unroll 4
-    for (int j = 0; j < ncols; ++j) {
-      const double* src = reinterpret_cast<const double*>(base + r + index_t(j) * lda);  // used when j < n
-#pragma unroll
-      for (int c = 0; c < planes; ++c) {
-        double* const dst = (c == 0 ? re : im) + j * LDS + r;
-        if (j < n) emgpu::detail::cp_async8(dst, src + c);
-        else *dst = 0.0;
-      }
-    }
-  }
+  if (row) lu_mma_load_row(base + r, lda, ncols, n, [&](int c, int j) { return (c == 0 ? re : im) + j * LDS + r; });
   emgpu::detail::cp_async_commit();
   emgpu::detail::cp_async_wait<0>();
   __syncthreads();
@@ -510,9 +506,9 @@ __global__ void __launch_bounds__(32 * W)
   lu_mma_wpanels<T, W, LDS>(re, im, tl, 0, 0, n, n, pos, mypiv, inf);
 
   if (row) {
-    T* const dst = base + pos;
+    T* dst = base + pos;
 #pragma unroll 8
-    for (int j = 0; j < n; ++j) dst[index_t(j) * lda] = lu_mma_get<T, LDS>(re, im, r, j);
+    for (int j = 0; j < n; ++j, dst += lda) *dst = lu_mma_get<T, LDS>(re, im, r, j);
     ipiv[mat * n + r] = index_t(mypiv);
   }
   if (r == 0) info[mat] = inf;
@@ -600,18 +596,9 @@ __global__ void __launch_bounds__(32 * lu_mma_gwarps, lu_mma_gminb<T, NW>())
 #pragma unroll 1
   for (;; c0 += NW) {
     const int ce = c0 + NW < n ? c0 + NW : n;
-    if (row) {
-#pragma unroll 4
-      for (int j = 0; j < NW; ++j) {
-        const double* src = reinterpret_cast<const double*>(base + r + index_t(c0 + j) * lda);  // when < n
-#pragma unroll
-        for (int c = 0; c < planes; ++c) {
-          double* const dst = (c == 0 ? re : im) + j * LDS + r;
-          if (c0 + j < n) emgpu::detail::cp_async8(dst, src + c);
-          else *dst = 0.0;
-        }
-      }
-    }
+    if (row)
+      lu_mma_load_row(base + r + index_t(c0) * lda, lda, NW, n - c0,
+                      [&](int c, int j) { return (c == 0 ? re : im) + j * LDS + r; });
     emgpu::detail::cp_async_commit();
     // This warp's L21 fragments of the first panel, in flight with the window.
     T fr[4][2];
@@ -674,9 +661,9 @@ __global__ void __launch_bounds__(32 * lu_mma_gwarps, lu_mma_gminb<T, NW>())
   }
 
   if (row) {
-    T* const dst = base + pos;
+    T* dst = base + pos + index_t(c0) * lda;
 #pragma unroll 8
-    for (int j = c0; j < n; ++j) dst[index_t(j) * lda] = lu_mma_get<T, LDS>(re, im, r, j - c0);
+    for (int j = c0; j < n; ++j, dst += lda) *dst = lu_mma_get<T, LDS>(re, im, r, j - c0);
     ipiv[mat * n + r] = index_t(mypiv);
   }
   // Columns 0..c0-1 still hold original rows: move row r to its position,
