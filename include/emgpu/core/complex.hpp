@@ -70,18 +70,6 @@ inline const complex<T>* as_emgpu(const std::complex<T>* p) {
   return reinterpret_cast<const complex<T>*>(p);
 }
 
-/// @brief |x| of a real scalar in host and device code, +0 for -0 (fabs).
-/// @tparam R float, double or long double.
-/// Why not x < 0 ? -x : x: that keeps -0, whose bit pattern (sign bit set)
-/// sorts above every positive value when compared as an unsigned key, and it
-/// costs a compare and two selects where fabs is a free operand modifier.
-template <class R>
-EMGPU_HD inline R abs_real(R x) {
-  if constexpr (std::is_same_v<R, float>) return ::fabsf(x);
-  else if constexpr (std::is_same_v<R, double>) return ::fabs(x);
-  else return std::fabs(x);  // host-only types
-}
-
 /// @brief Complex conjugate that also accepts real scalars (identity), so that
 ///        dense algorithms can be written once for real and complex types.
 template <class T>
@@ -97,11 +85,18 @@ EMGPU_HD inline real_type_t<T> abs2(T x) {
   else return x * x;
 }
 
-/// @brief |x| for real and complex scalars; complex uses hypot for no overflow.
+/// @brief |x| for real and complex scalars; complex uses hypot for no
+///        overflow, real fabs (+0 for -0).
+/// Why fabs and not x < 0 ? -x : x: that kept -0, whose bit pattern (sign
+/// bit set) sorts above every positive value when compared as an unsigned
+/// key (the CUDA LU pivot searches do), and it cost a compare and two
+/// selects where fabs is a free operand modifier.
 template <class T>
 EMGPU_HD inline real_type_t<T> abs_any(T x) {
   if constexpr (is_complex_v<T>) return thrust::abs(x);
-  else return x < T(0) ? -x : x;
+  else if constexpr (std::is_same_v<T, float>) return ::fabsf(x);
+  else if constexpr (std::is_same_v<T, double>) return ::fabs(x);
+  else return std::fabs(x);  // host-only types
 }
 
 }  // namespace emgpu

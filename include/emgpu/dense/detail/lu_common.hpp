@@ -20,8 +20,8 @@ using emgpu::detail::require;
 /// so pivot choices are comparable with LAPACK/cuSOLVER.
 template <class T>
 EMGPU_HD inline real_type_t<T> cabs1(T x) {
-  if constexpr (is_complex_v<T>) return abs_real(x.real()) + abs_real(x.imag());
-  else return abs_real(x);
+  if constexpr (is_complex_v<T>) return abs_any(x.real()) + abs_any(x.imag());
+  else return abs_any(x);
 }
 
 /// Finite real and imaginary parts; x - x is NaN exactly for Inf and NaN and
