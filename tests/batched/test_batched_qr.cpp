@@ -845,6 +845,88 @@ TEST_CASE("batched QR: CUDA 8 x 8 kernel at compute-sanitizer sizes", "[batched]
   check_fast_vs_generic<complex<float>>(16, 16, 1, false, 9988);
 }
 
+// complex<double> 64 x 33..64 (detail/qr_split.hpp): the windowed kernel on
+// columns 0..31, their rotations replayed on the other columns in registers,
+// the warp kernel on the 32-row block at (32, 32). Every entry receives
+// qr_win_kernel's rotations, decoded as its second window decodes them, so
+// qr_factor's factors must be qr_win_kernel's bit for bit, in both layouts:
+// random, ill-conditioned and singular matrices (make_batch), NaN, +-Inf, a
+// zero matrix, a zero column, integer entries (rank-deficient), an upper
+// triangle and entries scaled by 2^-600. The windowed-path case below checks
+// the same shapes against the team path.
+void check_split_bitwise(index_t n, index_t count, bool arrays, std::uint64_t seed) {
+  using T = complex<double>;
+  constexpr index_t m = 64;
+  INFO("split path against qr_win_kernel, 64 x " << n << ", count = " << count << (arrays ? ", pointer array" : ""));
+  const backend::cuda b{};
+  std::mt19937_64 rng(seed);
+  std::vector<kind> kinds;
+  std::vector<index_t> zc;
+  batch<T> a = make_batch<T>(m, n, count, rng, kinds, zc);
+  const auto at = [&](index_t k, index_t i, index_t j) -> T& { return a.h[std::size_t(k * a.stride + i + j * a.ld)]; };
+  std::uniform_int_distribution<int> small(-2, 2);
+  for (index_t k = 0; k < count; ++k) {
+    switch (k % 11) {
+      case 1: at(k, m - 1, 0) = T(std::numeric_limits<double>::quiet_NaN()); break;
+      case 2: at(k, 5, n - 1) = T(std::numeric_limits<double>::infinity()); break;
+      case 3: at(k, m / 2, 40 % n) = T(-std::numeric_limits<double>::infinity(), 1); break;
+      case 4:
+        for (index_t j = 0; j < n; ++j)
+          for (index_t i = 0; i < m; ++i) at(k, i, j) = T(0);
+        break;
+      case 5:
+        for (index_t i = 0; i < m; ++i) at(k, i, 33 % n) = T(0);
+        break;
+      case 6:
+        for (index_t j = 0; j < n; ++j)
+          for (index_t i = 0; i < m; ++i) at(k, i, j) = T(double(small(rng)), double(small(rng)));
+        break;
+      case 7:
+        for (index_t j = 0; j < n; ++j)
+          for (index_t i = j + 1; i < m; ++i) at(k, i, j) = T(0);
+        break;
+      case 8:
+        for (index_t j = 0; j < n; ++j)
+          for (index_t i = 0; i < m; ++i) at(k, i, j) = T(std::ldexp(at(k, i, j).real(), -600), std::ldexp(at(k, i, j).imag(), -600));
+        break;
+      default: break;
+    }
+  }
+  auto d_f = up(b, a.h);
+  std::vector<T*> ptr(std::size_t(count), nullptr);
+  for (index_t k = 0; k < count; ++k) ptr[std::size_t(k)] = d_f.data() + k * a.stride;
+  auto d_ptr = up(b, ptr);
+  if (arrays) batched::qr_factor(b, static_cast<T* const*>(d_ptr.data()), m, n, a.ld, count);
+  else batched::qr_factor(b, a.view(d_f.data()));
+  auto d_r = up(b, a.h);
+  batched::detail::qr_win_launch<T, 32, 128>(b, batched::detail::strided_loc<T>{d_r.data(), a.stride}, m, n, a.ld, count,
+                                             "reference");
+  const std::vector<T> f = down(b, d_f), r = down(b, d_r);
+  REQUIRE(f.size() == r.size());
+  std::size_t differ = 0, changed = 0;
+  for (std::size_t e = 0; e < f.size(); ++e) {
+    if (std::memcmp(&f[e], &r[e], sizeof(T)) != 0) ++differ;
+    if (!(f[e] == a.h[e])) ++changed;
+  }
+  CHECK(differ == 0);
+  CHECK(changed > std::size_t(count) * std::size_t(m * n / 2));  // the factorisation did run
+}
+
+TEST_CASE("batched QR: CUDA 64-row split path equals the windowed kernel bit for bit", "[batched][qr]") {
+  for (index_t n : {33, 40, 47, 63, 64}) check_split_bitwise(n, 121, n % 2 == 0, 9600 + std::uint64_t(n));
+  check_split_bitwise(64, 1001, true, 9670);
+  // the replay's 44.7 KB fit under the 48 KB any GPU gives
+  const batched::detail::smem_cap_scope scope(std::size_t(48) << 10);
+  check_split_bitwise(48, 13, false, 9671);
+}
+
+TEST_CASE("batched QR: CUDA 64-row split path at compute-sanitizer sizes", "[batched][qr][sanitize]") {
+  // n = 33: one replayed column, the replay's other 31 lanes compute on it and store nothing
+  check_split_bitwise(33, 3, false, 9672);
+  check_split_bitwise(64, 2, true, 9673);
+  check_fast_vs_generic<complex<double>>(64, 57, 2, false, 9674);
+}
+
 // complex<double> with 64..128 rows, or 40..63 rows with a last 32-column
 // window of 16 columns or more: the windowed kernels (detail/qr_window.hpp;
 // one 16-column window up to 16 columns, else qr_win_kernel below 88 rows,

@@ -18,6 +18,7 @@
 #include "detail/qr_cyc.hpp"
 #include "detail/qr_regs.hpp"
 #include "detail/qr_rsk.hpp"
+#include "detail/qr_split.hpp"
 #include "detail/qr_warp.hpp"
 #include "detail/qr_window.hpp"
 #include "lu.hpp"
@@ -53,6 +54,10 @@ void qr_factor(const Backend& b, strided_batch_view<T> a) {
     if (a.rows <= detail::qr_regs_max)  // up to 8 rows (complex<double>: 5): register-resident fast path
       return detail::qr_factor_regs<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.cols,
                                        a.ld, a.count, "emgpu::batched::qr_factor");
+    // complex<double> 64 x 33..64: windowed kernel, register replay, warp kernel (detail/qr_split.hpp)
+    if (detail::qr_split_factor<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.cols, a.ld, a.count,
+                                   "emgpu::batched::qr_factor"))
+      return;
     // 40..128 rows (double, complex<float>: 64..128): a window of columns in shared memory (detail/qr_window.hpp)
     if (detail::qr_win_factor<T>(b, detail::strided_loc<T>{a.data, a.stride}, a.rows, a.cols, a.ld, a.count,
                                  "emgpu::batched::qr_factor"))
@@ -80,6 +85,8 @@ void qr_factor(const Backend& b, T* const* a_array, index_t m, index_t n, index_
     if (m <= detail::qr_regs_max)  // register-resident fast path
       return detail::qr_factor_regs<T>(b, detail::array_loc<T>{a_array}, m, n, lda, count,
                                        "emgpu::batched::qr_factor");
+    if (detail::qr_split_factor<T>(b, detail::array_loc<T>{a_array}, m, n, lda, count, "emgpu::batched::qr_factor"))
+      return;
     if (detail::qr_win_factor<T>(b, detail::array_loc<T>{a_array}, m, n, lda, count, "emgpu::batched::qr_factor"))
       return;
   }
