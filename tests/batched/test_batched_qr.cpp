@@ -915,6 +915,9 @@ void check_split_bitwise(index_t n, index_t count, bool arrays, std::uint64_t se
 TEST_CASE("batched QR: CUDA 64-row split path equals the windowed kernel bit for bit", "[batched][qr]") {
   for (index_t n : {33, 40, 47, 63, 64}) check_split_bitwise(n, 121, n % 2 == 0, 9600 + std::uint64_t(n));
   check_split_bitwise(64, 1001, true, 9670);
+  // from qr_split_lanes_min matrices: two halves over two streams (odd counts: unequal halves)
+  check_split_bitwise(64, batched::detail::qr_split_lanes_min + 3, false, 9675);
+  check_split_bitwise(41, batched::detail::qr_split_lanes_min + 1, true, 9676);
   // the replay's 44.7 KB fit under the 48 KB any GPU gives
   const batched::detail::smem_cap_scope scope(std::size_t(48) << 10);
   check_split_bitwise(48, 13, false, 9671);

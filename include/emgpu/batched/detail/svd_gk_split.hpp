@@ -57,6 +57,7 @@
 #include "../../core/matrix_view.hpp"
 #include "common.hpp"
 #include "launch.hpp"
+#include "stream_lanes.hpp"
 #include "svd_gk.hpp"
 #include "../workspace.hpp"
 
@@ -1809,18 +1810,10 @@ inline void gk_bidiag_launch(const Backend& b, strided_loc<T> a, index_t m, inde
   }
 }
 
-/// Chunks in flight at once in the split pipeline (its "lanes"), and the
-/// backend each one's kernels go to. Host backends: one lane, the caller's
-/// backend, chunk after chunk.
+/// Chunks in flight at once in the split pipeline (its "lanes"): two CUDA
+/// streams or the caller's backend (detail/stream_lanes.hpp).
 template <class Backend>
-struct gk_lanes {
-  int count = 1;
-  gk_lanes(const Backend&, int) {}
-  const Backend& operator()(const Backend& b, int) const { return b; }
-  void mark_first(int) {}
-  void wait_first(int) {}
-  void join(const Backend&) {}
-};
+using gk_lanes = stream_lanes<Backend>;
 
 /// Lanes for svd_gk_split_run on CUDA when m <= 32 and the batch is large:
 /// two (chunks of a quarter of the batch alternating over two streams,
@@ -1846,73 +1839,6 @@ struct gk_lanes {
 inline int gk_auto_lanes(index_t m, index_t count, bool want_uv) {
   return want_uv && m <= 32 && count >= 32768 ? 2 : 1;
 }
-
-#if defined(__CUDACC__)
-template <>
-struct gk_lanes<backend::cuda> {
-  int count = 1;
-  backend::cuda lane[2];
-  cudaEvent_t fork = nullptr, first = nullptr, done[2] = {nullptr, nullptr};
-
-  /// @throws device_error when a stream or event cannot be made (what was
-  ///         made is released).
-  gk_lanes(const backend::cuda& b, int lanes) {
-    if (lanes < 2) return;
-    emgpu::detail::device_guard g(b.device);
-    try {
-      for (int l = 0; l < 2; ++l) {
-        lane[l].device = b.device;
-        EMGPU_CUDA_CHECK(cudaStreamCreateWithFlags(&lane[l].stream, cudaStreamNonBlocking));
-        EMGPU_CUDA_CHECK(cudaEventCreateWithFlags(&done[l], cudaEventDisableTiming));
-      }
-      EMGPU_CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
-      EMGPU_CUDA_CHECK(cudaEventCreateWithFlags(&first, cudaEventDisableTiming));
-      // The lanes start after everything the caller queued on b.stream (the
-      // input, a workspace just allocated there).
-      EMGPU_CUDA_CHECK(cudaEventRecord(fork, b.stream));
-      for (int l = 0; l < 2; ++l) EMGPU_CUDA_CHECK(cudaStreamWaitEvent(lane[l].stream, fork, 0));
-    } catch (...) {
-      release();
-      throw;
-    }
-    count = 2;
-  }
-  gk_lanes(const gk_lanes&) = delete;
-  gk_lanes& operator=(const gk_lanes&) = delete;
-  ~gk_lanes() { release(); }
-  void release() noexcept {
-    // Streams and events may go with work pending: CUDA releases them once
-    // it is done. Errors here cannot be reported (destructor, cleanup).
-    for (int l = 0; l < 2; ++l) {
-      if (lane[l].stream) (void)cudaStreamDestroy(lane[l].stream);
-      if (done[l]) (void)cudaEventDestroy(done[l]);
-      lane[l].stream = nullptr;
-      done[l] = nullptr;
-    }
-    if (fork) (void)cudaEventDestroy(fork);
-    if (first) (void)cudaEventDestroy(first);
-    fork = first = nullptr;
-    count = 1;
-  }
-  const backend::cuda& operator()(const backend::cuda& b, int l) const { return count > 1 ? lane[l] : b; }
-  void mark_first(int l) {
-    if (count > 1 && l == 0) EMGPU_CUDA_CHECK(cudaEventRecord(first, lane[0].stream));
-  }
-  void wait_first(int l) {
-    if (count > 1 && l == 1) EMGPU_CUDA_CHECK(cudaStreamWaitEvent(lane[1].stream, first, 0));
-  }
-  /// b.stream waits for both lanes: to the caller the call is ordered on
-  /// its stream as with one lane.
-  void join(const backend::cuda& b) {
-    if (count < 2) return;
-    emgpu::detail::device_guard g(b.device);
-    for (int l = 0; l < 2; ++l) {
-      EMGPU_CUDA_CHECK(cudaEventRecord(done[l], lane[l].stream));
-      EMGPU_CUDA_CHECK(cudaStreamWaitEvent(b.stream, done[l], 0));
-    }
-  }
-};
-#endif
 
 /// The QR-method SVD by the split pipeline, same contract as svd_run with
 /// svd_method::qr. @return false (nothing done) when a row of U or V does
