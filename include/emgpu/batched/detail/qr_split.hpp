@@ -31,12 +31,14 @@
 /// 1e-160-scaled matrices among them).
 ///
 /// Measured (H200, 20 000 matrices, 64 x 64, scratch harness .gpu/r38,
-/// docs/results/qr_split_s38_h200.txt): qr_win_kernel 6.56 ms; split
-/// 5.33 (windowed 64 x 32 2.66, replay 1.88, warp 32 x 32 0.80). Tried
-/// and slower there: a ring of decoded chains instead of the whole table
-/// (1.99), eight warps of 8 rows (2.06), two columns per thread (2.10-2.22),
-/// panels of 16 columns (5.65-5.90: each replay launch costs its decode and
-/// loads whatever its width).
+/// docs/results/qr_split_s38_h200.txt, qr_split_streams_s38_h200.txt):
+/// qr_win_kernel 6.56 ms; in one stream 5.25 (windowed 64 x 32 2.63,
+/// replay 1.88, warp 32 x 32 0.80), two halves over two streams 5.17;
+/// bench_batched_cuda 5.17 ms, 5.06x cuBLAS zgeqrfBatched (26.18 ms). Tried
+/// and slower: a ring of decoded chains instead of the whole table (replay
+/// 1.99 ms), eight warps of 8 rows (2.06), two columns per thread
+/// (2.10-2.22), panels of 16 columns (5.65-5.90 in all: each replay launch
+/// costs its decode and loads whatever its width); see docs/batched.md.
 /// Template parameters: T the scalar type, M the rows (a multiple of 16),
 /// Loc the batch layout (strided_loc or array_loc).
 #pragma once
