@@ -6,6 +6,7 @@
 // through up to m + n rotations); m = n reduces to the issue's n eps.
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "batched_util.hpp"
 
@@ -713,6 +714,21 @@ TEST_CASE("batched QR: CUDA register-column path at compute-sanitizer sizes", "[
 // with counts that leave the last warp's groups partly empty, and the
 // padding (ld and stride) untouched; the pointer-array form equals the
 // strided one.
+/// Entries of f that differ bit for bit from r, and entries of f that
+/// differ from the input h (so that a factorisation that did not run fails).
+template <class T>
+std::pair<std::size_t, std::size_t> differ_and_changed(const std::vector<T>& f, const std::vector<T>& r,
+                                                       const std::vector<T>& h) {
+  REQUIRE(f.size() == r.size());
+  REQUIRE(f.size() == h.size());
+  std::size_t differ = 0, changed = 0;
+  for (std::size_t e = 0; e < f.size(); ++e) {
+    if (std::memcmp(&f[e], &r[e], sizeof(T)) != 0) ++differ;
+    if (!(f[e] == h[e])) ++changed;
+  }
+  return {differ, changed};
+}
+
 template <class T, int M = 8>
 void check_cyc_bitwise(index_t count, std::uint64_t seed) {
   INFO("qr_cyc against the kernel it replaced, type " << type_name<T>() << ", " << M << " x " << M
@@ -750,12 +766,7 @@ void check_cyc_bitwise(index_t count, std::uint64_t seed) {
   else
     batched::detail::qr_rsk_launch<T, M, true, true>(b, loc, M, M, a.ld, count, "reference");
   const std::vector<T> f = down(b, d_f), r = down(b, d_r);
-  REQUIRE(f.size() == r.size());
-  std::size_t differ = 0, changed = 0;
-  for (std::size_t e = 0; e < f.size(); ++e) {
-    if (std::memcmp(&f[e], &r[e], sizeof(T)) != 0) ++differ;
-    if (!(f[e] == a.h[e])) ++changed;
-  }
+  const auto [differ, changed] = differ_and_changed(f, r, a.h);
   CHECK(differ == 0);
   CHECK(changed > std::size_t(count) * 20);  // the factorization did run (R and codes differ from A)
 
@@ -902,12 +913,7 @@ void check_split_bitwise(index_t n, index_t count, bool arrays, std::uint64_t se
   batched::detail::qr_win_launch<T, 32, 128>(b, batched::detail::strided_loc<T>{d_r.data(), a.stride}, m, n, a.ld, count,
                                              "reference");
   const std::vector<T> f = down(b, d_f), r = down(b, d_r);
-  REQUIRE(f.size() == r.size());
-  std::size_t differ = 0, changed = 0;
-  for (std::size_t e = 0; e < f.size(); ++e) {
-    if (std::memcmp(&f[e], &r[e], sizeof(T)) != 0) ++differ;
-    if (!(f[e] == a.h[e])) ++changed;
-  }
+  const auto [differ, changed] = differ_and_changed(f, r, a.h);
   CHECK(differ == 0);
   CHECK(changed > std::size_t(count) * std::size_t(m * n / 2));  // the factorisation did run
 }
