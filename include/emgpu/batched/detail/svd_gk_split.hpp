@@ -1810,11 +1810,6 @@ inline void gk_bidiag_launch(const Backend& b, strided_loc<T> a, index_t m, inde
   }
 }
 
-/// Chunks in flight at once in the split pipeline (its "lanes"): two CUDA
-/// streams or the caller's backend (detail/stream_lanes.hpp).
-template <class Backend>
-using gk_lanes = stream_lanes<Backend>;
-
 /// Lanes for svd_gk_split_run on CUDA when m <= 32 and the batch is large:
 /// two (chunks of a quarter of the batch alternating over two streams,
 /// lane 1 starting once lane 0's first bidiagonalisation is done), else one.
@@ -1894,7 +1889,7 @@ bool svd_gk_split_run(const Backend& b, strided_batch_view<T> a, real_type_t<T>*
     own = make_vector<std::byte>(b, index_t(lane_bytes * std::size_t(lanes)));
     blk = own.data();
   }
-  gk_lanes<Backend> ln(b, lanes);
+  stream_lanes<Backend> ln(b, lanes);  // detail/stream_lanes.hpp
   struct job {
     gk_chain_op<R> chain;
     gk_rows_args<T> rows;
