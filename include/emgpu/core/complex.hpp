@@ -99,4 +99,15 @@ EMGPU_HD inline real_type_t<T> abs_any(T x) {
   else return std::fabs(x);  // host-only types
 }
 
+/// @brief |Re x| + |Im x| (LAPACK's cabs1), |x| for real x: the LU pivot
+///        measure of the dense and batched solvers. Needs no square root,
+///        cannot overflow where |x|^2 would, and chooses the pivots ?getrf
+///        chooses. Never -0 (abs_any): the CUDA pivot searches compare its
+///        bits as an unsigned key, in which -0 would beat every nonzero value.
+template <class T>
+EMGPU_HD inline real_type_t<T> abs1(T x) {
+  if constexpr (is_complex_v<T>) return abs_any(x.real()) + abs_any(x.imag());
+  else return abs_any(x);
+}
+
 }  // namespace emgpu

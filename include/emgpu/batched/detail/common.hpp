@@ -28,15 +28,6 @@ namespace emgpu::batched::detail {
 
 inline void detail_require(bool c, const std::string& m) { emgpu::detail::require(c, m); }
 
-/// |re| + |im| (LAPACK's cabs1): the pivot measure, cheaper than |z|. Never
-/// -0 (abs_any): the CUDA pivot searches (lu_warp_argmax) compare its bits
-/// as an unsigned key, in which -0 would beat every nonzero candidate.
-template <class T>
-EMGPU_HD inline real_type_t<T> abs1(T x) {
-  if constexpr (is_complex_v<T>) return abs_any(x.real()) + abs_any(x.imag());
-  else return abs_any(x);
-}
-
 /// sqrt / hypot that resolve to the CUDA math overloads in device code.
 template <class R>
 EMGPU_HD inline R sqrt_r(R x) {

@@ -15,15 +15,6 @@ namespace emgpu::dense::detail {
 
 using emgpu::detail::require;
 
-/// |Re z| + |Im z| (LAPACK's cabs1): the pivot magnitude. It needs no square
-/// root and cannot overflow where |z|^2 would, and it is what ?getrf uses,
-/// so pivot choices are comparable with LAPACK/cuSOLVER.
-template <class T>
-EMGPU_HD inline real_type_t<T> cabs1(T x) {
-  if constexpr (is_complex_v<T>) return abs_any(x.real()) + abs_any(x.imag());
-  else return abs_any(x);
-}
-
 /// Finite real and imaginary parts; x - x is NaN exactly for Inf and NaN and
 /// survives -ffast-math better than std::isfinite.
 template <class R>

@@ -481,7 +481,7 @@ struct diag_check_fn {
   unsigned long long* first;
   EMGPU_DEVICE void check(index_t j) const {
     const T d = a[j + j * ld];
-    if (!(cabs1(d) > real_type_t<T>(0)) || !finite_scalar(d))
+    if (!(abs1(d) > real_type_t<T>(0)) || !finite_scalar(d))
       atomicMin(first, static_cast<unsigned long long>(j));
   }
   EMGPU_HD void operator()(index_t j) const {

@@ -86,7 +86,7 @@ struct host_lu {
       R best = -1;
       index_t p = -1;
       for (index_t i = j; i < n; ++i) {
-        const R v = pivot_key(cabs1(col[i]));
+        const R v = pivot_key(abs1(col[i]));
         if (pivot_better(v, i, best, p)) {
           best = v;
           p = i;
@@ -358,7 +358,7 @@ template <class T>
 inline index_t host_tri_inverse(T* a, index_t n, index_t ld) {
   for (index_t j = 0; j < n; ++j) {
     const T d = a[j + j * ld];
-    if (!(cabs1(d) > real_type_t<T>(0)) || !finite_scalar(d)) return j;
+    if (!(abs1(d) > real_type_t<T>(0)) || !finite_scalar(d)) return j;
   }
   constexpr index_t nb = 64;
   auto f = emap_of(a, n, n, ld);
