@@ -248,14 +248,10 @@ inline bool qr_split_factor(const backend::cuda& b, const Loc& loc, index_t m, i
     const std::size_t optin = std::size_t(smem_optin(b.device));
     if (qr_replay_bytes<T, 64>(32) > optin || qr_win_bytes<T, 32>(m, 1) > optin) return false;
     detail_require(count <= index_t(0x7fffffff), std::string(name) + ": batch too large for one grid");
-    if (count < qr_split_lanes_min) {
-      qr_split_run<T>(b, loc, m, n, lda, count, name);
-      return true;
-    }
-    stream_lanes<backend::cuda> lanes(b, 2);
-    const index_t half = (count + 1) / 2;
-    qr_split_run<T>(lanes(b, 0), loc, m, n, lda, half, name);
-    qr_split_run<T>(lanes(b, 1), qr_split_from(loc, half), m, n, lda, count - half, name);
+    stream_lanes<backend::cuda> lanes(b, count < qr_split_lanes_min ? 1 : 2);
+    const index_t first = lanes.count > 1 ? (count + 1) / 2 : count;
+    qr_split_run<T>(lanes(b, 0), loc, m, n, lda, first, name);
+    if (first < count) qr_split_run<T>(lanes(b, 1), qr_split_from(loc, first), m, n, lda, count - first, name);
     lanes.join(b);
     return true;
   } else {
