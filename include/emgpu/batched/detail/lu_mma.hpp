@@ -167,32 +167,32 @@ __device__ __forceinline__ void lu_mma_step(T (&p)[8], int s, const T* u, T piv,
 }
 
 /// U12 = L11^-1 A12 for trailing column j on the panel's pivot rows (one
-/// thread per column); the steps of zmask (zero pivot, k >= n) contribute
-/// nothing, as their update is skipped in the unblocked elimination.
+/// thread per column); the steps of zmask (zero pivot) contribute nothing,
+/// as their update is skipped in the unblocked elimination. The panel is
+/// whole (steps k0..k0+7 all exist): every caller solves only when columns
+/// follow the panel. Without a per-step test of that the solve is one basic
+/// block, so every step's loads issue at once instead of one latency per
+/// step (1 % of lu_mma_kernel at n = 32, docs/batched-log.md, session 39).
 /// lof(s, rs, t) is L(rs, k0 + t) for the pivot row rs of step k0 + s, t < s
 /// (shared memory here; global memory in lu_mma_gkernel).
 template <class T, int LDS, class LOf>
-__device__ __forceinline__ void lu_mma_u12_with(double* re, double* im, const int* rowof, int j, int k0, int n,
+__device__ __forceinline__ void lu_mma_u12_with(double* re, double* im, const int* rowof, int j, int k0,
                                                 unsigned zmask, LOf&& lof) {
   T x[8];
 #pragma unroll
   for (int s = 0; s < 8; ++s) {
-    x[s] = T(0);
-    if (k0 + s < n) {  // uniform; a zero pivot's row is still that step's U row
-      const int rs = rowof[k0 + s];
-      T v = lu_mma_get<T, LDS>(re, im, rs, j);
+    const int rs = rowof[k0 + s];  // a zero pivot's row is still that step's U row
+    T v = lu_mma_get<T, LDS>(re, im, rs, j);
 #pragma unroll
-      for (int t = 0; t < s; ++t)
-        if (!((zmask >> t) & 1u)) v = lu_fnma(v, -lof(s, rs, t), x[t]);
-      x[s] = v;
-      lu_mma_put<T, LDS>(re, im, rs, j, v);
-    }
+    for (int t = 0; t < s; ++t)
+      if (!((zmask >> t) & 1u)) v = lu_fnma(v, -lof(s, rs, t), x[t]);
+    x[s] = v;
+    lu_mma_put<T, LDS>(re, im, rs, j, v);
   }
 }
 template <class T, int LDS>
-__device__ __forceinline__ void lu_mma_u12(double* re, double* im, const int* rowof, int j, int k0, int n,
-                                           unsigned zmask) {
-  lu_mma_u12_with<T, LDS>(re, im, rowof, j, k0, n, zmask,
+__device__ __forceinline__ void lu_mma_u12(double* re, double* im, const int* rowof, int j, int k0, unsigned zmask) {
+  lu_mma_u12_with<T, LDS>(re, im, rowof, j, k0, zmask,
                           [&](int, int rs, int t) { return lu_mma_get<T, LDS>(re, im, rs, k0 + t); });
 }
 
@@ -314,18 +314,24 @@ __global__ void __launch_bounds__(32, C == 24 ? 16 : 12)
   const bool row = lane < n;
 
   // Load: every entry's copy in flight at once (cp.async, no registers), so
-  // that a warp waits out the global latency once per matrix, not per column.
-  lu_mma_load_row(base + lane, lda, C, row ? n : 0, [&](int c, int j) { return &sm.a[c][j * LDS + lane]; });
+  // that a warp waits out the global latency once per matrix, not per column;
+  // the first panel's columns as a group of their own, so that its column
+  // steps start while the rest lands (waited for before its U12 solve).
+  const auto dst = [&](int c, int j) { return &sm.a[c][j * LDS + lane]; };
+  lu_mma_load_row(base + lane, lda, 8, row ? n : 0, dst);
   emgpu::detail::cp_async_commit();
-  emgpu::detail::cp_async_wait<0>();
+  lu_mma_load_row(base + lane + 8 * lda, lda, C - 8, row ? n - 8 : 0,
+                  [&](int c, int j) { return dst(c, j + 8); });
+  emgpu::detail::cp_async_commit();
+  emgpu::detail::cp_async_wait<1>();
   __syncwarp();
 
   int pos = lane;
   int mypiv = lane;
   int inf = 0;
+  T p[8];  // the panel's entries of this lane's row; the last panel is stored from here
 #pragma unroll 1
   for (int k0 = 0; k0 < n; k0 += 8) {
-    T p[8];
 #pragma unroll
     for (int s = 0; s < 8; ++s) p[s] = lu_mma_get<T, LDS>(re, im, lane, k0 + s);
     unsigned zmask = 0u;  // steps of this panel with no update (zero pivot, or k >= n)
@@ -358,24 +364,29 @@ __global__ void __launch_bounds__(32, C == 24 ? 16 : 12)
       __syncwarp();
       lu_mma_step(p, s, u, piv, k, pk, row, lane, pos, inf, zmask, sm.rowof);
     }
+    const int k1 = k0 + 8;  // first trailing column
+    if (k1 >= n) break;
 #pragma unroll
     for (int s = 0; s < 8; ++s) lu_mma_put<T, LDS>(re, im, lane, k0 + s, p[s]);
-    const int k1 = k0 + 8;  // first trailing column
     // Rows still to be eliminated: their panel entries are L21.
     const unsigned active = __ballot_sync(full, row && pos >= k1);
+    if (k0 == 0) emgpu::detail::cp_async_wait<0>();  // columns 8.. for the solve and update
     __syncwarp();
-    if (k1 >= n) break;
 
-    if (k1 + lane < n) lu_mma_u12<T, LDS>(re, im, sm.rowof, k1 + lane, k0, n, zmask);
+    if (k1 + lane < n) lu_mma_u12<T, LDS>(re, im, sm.rowof, k1 + lane, k0, zmask);
     __syncwarp();
     lu_mma_update<T, LDS>(re, im, sm.rowof, 0, active, zmask, k0, k1, n, lane);
     __syncwarp();
   }
 
   if (row) {
-    T* dst = base + pos;  // stepped by lda: no 64-bit product per column
+    T* out = base + pos;  // stepped by lda: no 64-bit product per column
+    const int kl = (n - 1) / 8 * 8;  // the last panel's first column
 #pragma unroll 8
-    for (int j = 0; j < n; ++j, dst += lda) *dst = lu_mma_get<T, LDS>(re, im, lane, j);
+    for (int j = 0; j < kl; ++j, out += lda) *out = lu_mma_get<T, LDS>(re, im, lane, j);
+#pragma unroll
+    for (int s = 0; s < 8; ++s, out += lda)
+      if (kl + s < n) *out = p[s];
     ipiv[mat * n + lane] = index_t(mypiv);
   }
   if (lane == 0) info[mat] = inf;
@@ -471,7 +482,7 @@ __device__ __forceinline__ void lu_mma_wpanels(double* re, double* im, lu_mma_wt
     __syncthreads();  // panel, rowof and the previous update visible to all
     if (k1 >= ke) break;
 
-    if (k1 + r < ke) lu_mma_u12<T, LDS>(re, im, tl.rowof + c0, k1 - c0 + r, j0, ke - c0, zmask);
+    if (k1 + r < ke) lu_mma_u12<T, LDS>(re, im, tl.rowof + c0, k1 - c0 + r, j0, zmask);
     __syncthreads();  // U12 visible to every warp's update
     lu_mma_update<T, LDS>(re, im, tl.rowof + c0, 32 * warp, active, zmask, j0, k1 - c0, ke - c0, lane);
     __syncwarp();  // the next panel reads this warp's rows only
@@ -638,7 +649,7 @@ __global__ void __launch_bounds__(32 * lu_mma_gwarps, lu_mma_gminb<T, NW>())
       }
       // U rows of steps k0..k0+7 in the window.
       if (r < ce - c0)
-        lu_mma_u12_with<T, LDS>(re, im, tl.rowof + k0, r, 0, 8, zmask,
+        lu_mma_u12_with<T, LDS>(re, im, tl.rowof + k0, r, 0, zmask,
                                 [&](int s, int, int t) { return l11[buf][s][t]; });
       __syncthreads();  // U rows (and the next L11) visible to every warp
       int urow[2];
