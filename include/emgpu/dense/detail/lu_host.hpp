@@ -12,6 +12,16 @@
 
 #include <Eigen/Core>
 
+// Eigen's triangular solves and products are host kernels behind
+// EIGEN_DEVICE_FUNC entry points: nvcc's device pass warns (#20014) at each
+// instantiation, i.e. in every .cu file that builds a CPU backend's LU. This
+// file runs on the host only, so the device pass does not see those calls.
+#if defined(__CUDA_ARCH__)
+#define EMGPU_HOST_EIGEN(...)
+#else
+#define EMGPU_HOST_EIGEN(...) __VA_ARGS__
+#endif
+
 #if defined(_OPENMP)
 #include <omp.h>
 #endif
@@ -120,7 +130,7 @@ struct host_lu {
     const index_t w2 = w - w1, m = n - c - w1;
     auto l11 = emap_of(a + c + c * ld, w1, w1, ld);
     auto a12 = emap_of(a + c + (c + w1) * ld, w1, w2, ld);
-    l11.template triangularView<Eigen::UnitLower>().solveInPlace(a12);
+    EMGPU_HOST_EIGEN(l11.template triangularView<Eigen::UnitLower>().solveInPlace(a12);)
     if (m > 0) {
       auto a21 = emap_of(a + (c + w1) + c * ld, m, w1, ld);
       auto a22 = emap_of(a + (c + w1) + (c + w1) * ld, m, w2, ld);
@@ -140,7 +150,7 @@ struct host_lu {
     }
     auto l11 = emap_of(a + c + c * ld, w, w, ld);
     auto a12 = emap_of(a + c + j0 * ld, w, j1 - j0, ld);
-    l11.template triangularView<Eigen::UnitLower>().solveInPlace(a12);
+    EMGPU_HOST_EIGEN(l11.template triangularView<Eigen::UnitLower>().solveInPlace(a12);)
     const index_t m = n - c - w;
     if (m > 0) {
       auto a21 = emap_of(a + (c + w) + c * ld, m, w, ld);
@@ -261,8 +271,8 @@ inline void host_solve_cols(matrix_view<const T> lu, const index_t* ipiv, matrix
   apply_row_swaps(ipiv, n, rhs.data, rhs.ld, j0, j1);
   auto f = cemap_of(lu.data, n, n, lu.ld);
   auto x = emap_of(rhs.data + j0 * rhs.ld, n, j1 - j0, rhs.ld);
-  f.template triangularView<Eigen::UnitLower>().solveInPlace(x);
-  f.template triangularView<Eigen::Upper>().solveInPlace(x);
+  EMGPU_HOST_EIGEN(f.template triangularView<Eigen::UnitLower>().solveInPlace(x);)
+  EMGPU_HOST_EIGEN(f.template triangularView<Eigen::Upper>().solveInPlace(x);)
 }
 
 /// X = A^-H B = P^T L^-H U^-H B (used by the condition estimator).
@@ -272,8 +282,8 @@ inline void host_solve_adjoint(matrix_view<const T> lu, const index_t* ipiv, mat
   if (n == 0 || rhs.cols == 0) return;
   auto f = cemap_of(lu.data, n, n, lu.ld);
   auto x = emap_of(rhs.data, n, rhs.cols, rhs.ld);
-  f.template triangularView<Eigen::Upper>().adjoint().solveInPlace(x);
-  f.template triangularView<Eigen::UnitLower>().adjoint().solveInPlace(x);
+  EMGPU_HOST_EIGEN(f.template triangularView<Eigen::Upper>().adjoint().solveInPlace(x);)
+  EMGPU_HOST_EIGEN(f.template triangularView<Eigen::UnitLower>().adjoint().solveInPlace(x);)
   for (index_t j = 0; j < rhs.cols; ++j) {
     T* col = rhs.data + j * rhs.ld;
     for (index_t s = n - 1; s >= 0; --s)
@@ -291,8 +301,8 @@ inline void host_solve_inverse_cols(matrix_view<const T> inv, const index_t* ipi
   apply_row_swaps(ipiv, n, rhs.data, rhs.ld, j0, j1);
   auto f = cemap_of(inv.data, n, n, inv.ld);
   auto x = emap_of(rhs.data + j0 * rhs.ld, n, j1 - j0, rhs.ld);
-  x = f.template triangularView<Eigen::UnitLower>() * x;  // evaluated into a temporary
-  x = f.template triangularView<Eigen::Upper>() * x;
+  EMGPU_HOST_EIGEN(x = f.template triangularView<Eigen::UnitLower>() * x;)  // evaluated into a temporary
+  EMGPU_HOST_EIGEN(x = f.template triangularView<Eigen::Upper>() * x;)
 }
 
 /// Splits the right-hand sides across threads (each solve is independent).
@@ -366,9 +376,9 @@ inline index_t host_tri_inverse(T* a, index_t n, index_t ld) {
     const index_t jb = std::min(nb, n - j);
     if (j > 0) {
       auto x = f.block(0, j, j, jb);
-      x = f.topLeftCorner(j, j).template triangularView<Eigen::Upper>() * x;
-      f.block(j, j, jb, jb).template triangularView<Eigen::Upper>()
-          .template solveInPlace<Eigen::OnTheRight>(x);
+      EMGPU_HOST_EIGEN(x = f.topLeftCorner(j, j).template triangularView<Eigen::Upper>() * x;)
+      EMGPU_HOST_EIGEN(f.block(j, j, jb, jb).template triangularView<Eigen::Upper>()
+                           .template solveInPlace<Eigen::OnTheRight>(x);)
       x = -x;
     }
     trti2_upper(a + j + j * ld, jb, ld);
@@ -378,9 +388,9 @@ inline index_t host_tri_inverse(T* a, index_t n, index_t ld) {
     if (j + jb < n) {
       const index_t m = n - j - jb;
       auto x = f.block(j + jb, j, m, jb);
-      x = f.block(j + jb, j + jb, m, m).template triangularView<Eigen::UnitLower>() * x;
-      f.block(j, j, jb, jb).template triangularView<Eigen::UnitLower>()
-          .template solveInPlace<Eigen::OnTheRight>(x);
+      EMGPU_HOST_EIGEN(x = f.block(j + jb, j + jb, m, m).template triangularView<Eigen::UnitLower>() * x;)
+      EMGPU_HOST_EIGEN(f.block(j, j, jb, jb).template triangularView<Eigen::UnitLower>()
+                           .template solveInPlace<Eigen::OnTheRight>(x);)
       x = -x;
     }
     trti2_unit_lower(a + j + j * ld, jb, ld);
@@ -401,3 +411,5 @@ inline real_type_t<T> host_norm1(matrix_view<const T> a) {
 }
 
 }  // namespace emgpu::dense::detail
+
+#undef EMGPU_HOST_EIGEN
