@@ -7,10 +7,16 @@ foreach(_d IN LISTS EXTRA)
   list(APPEND _incs -I${_d})
 endforeach()
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/umbrella_probe.cpp "#include <emgpu/emgpu.hpp>\n")
-execute_process(COMMAND ${CXX} -std=c++20 -fopenmp -M ${_incs} ${CMAKE_CURRENT_BINARY_DIR}/umbrella_probe.cpp
-                OUTPUT_VARIABLE _deps RESULT_VARIABLE rc)
+# The host pass sees NO_CUDA's #error stand-ins first: the umbrella must not
+# need the CUDA toolkit outside nvcc.
+set(_host_incs ${_incs})
+if(NO_CUDA)
+  list(PREPEND _host_incs -I${NO_CUDA})
+endif()
+execute_process(COMMAND ${CXX} -std=c++20 -fopenmp -M ${_host_incs} ${CMAKE_CURRENT_BINARY_DIR}/umbrella_probe.cpp
+                OUTPUT_VARIABLE _deps ERROR_VARIABLE _err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "preprocessing emgpu.hpp failed")
+  message(FATAL_ERROR "preprocessing emgpu.hpp with the host compiler failed:\n${_err}")
 endif()
 set(_cuda_deps "")
 if(NVCC)

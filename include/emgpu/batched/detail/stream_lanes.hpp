@@ -11,8 +11,10 @@
 #pragma once
 
 #include "../../backend/cuda.hpp"
-#include "../../backend/cuda_check.hpp"
 #include "common.hpp"
+#if defined(__CUDACC__)
+#include "../../backend/cuda_check.hpp"  // needs the CUDA headers, which a CPU-only build has not got
+#endif
 
 namespace emgpu::batched::detail {
 
