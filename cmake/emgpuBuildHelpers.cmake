@@ -7,7 +7,7 @@
 
 add_library(emgpu_warnings INTERFACE)
 target_compile_options(emgpu_warnings INTERFACE
-  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wno-unknown-pragmas -Wno-missing-field-initializers>
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wno-missing-field-initializers>
   $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra,-Wno-unknown-pragmas,-Wno-missing-field-initializers>)
 
 add_library(emgpu_sanitize INTERFACE)

@@ -13,14 +13,19 @@
 // Functions that must run both on the host and inside CUDA kernels carry
 // EMGPU_HD. Under a host compiler the annotation vanishes, which is what lets a
 // CPU-only user include every header without nvcc.
+// EMGPU_UNROLL asks nvcc to unroll the next loop of such a function; a host
+// compiler would warn about an unknown `#pragma unroll` (-Wall) in the user's
+// own build, so there it is nothing (the optimizer unrolls as it sees fit).
 #if defined(__CUDACC__)
 #define EMGPU_HD __host__ __device__
 #define EMGPU_DEVICE __device__
 #define EMGPU_HAS_CUDA 1
+#define EMGPU_UNROLL _Pragma("unroll")
 #else
 #define EMGPU_HD
 #define EMGPU_DEVICE
 #define EMGPU_HAS_CUDA 0
+#define EMGPU_UNROLL
 #endif
 
 // Hot per-element helpers called from inside OpenMP-outlined loops: GCC's

@@ -122,7 +122,7 @@ EMGPU_HD inline void gk_rot(R f, R g, R& c, R& s, R& r) {
 template <class R>
 EMGPU_HD inline R gk_rcp12_fma(R x) {
   R r = R(24.0 / 17.0) - R(8.0 / 17.0) * x;
-#pragma unroll
+EMGPU_UNROLL
   for (int i = 0; i < (sizeof(R) == 8 ? 4 : 3); ++i) {
     const R e = R(1) - x * r;
     r = r + r * e;

@@ -575,15 +575,15 @@ constexpr int gk_blk = 4;
 /// G(e, b).
 template <int BLK, class T>
 EMGPU_HD inline void gk_larft(const T (&g)[BLK][BLK], const T (&tau)[BLK], T (&t)[BLK][BLK]) {
-#pragma unroll
+EMGPU_UNROLL
   for (int b = 0; b < BLK; ++b) {
-#pragma unroll
+EMGPU_UNROLL
     for (int c = 0; c < BLK; ++c) t[c][b] = T(0);
     t[b][b] = tau[b];
-#pragma unroll
+EMGPU_UNROLL
     for (int c = 0; c < b; ++c) {
       T v = T(0);
-#pragma unroll
+EMGPU_UNROLL
       for (int e = c; e < b; ++e) v += t[c][e] * g[e][b];
       t[c][b] = -tau[b] * v;
     }
@@ -1668,30 +1668,30 @@ EMGPU_HD inline void gk_block_ts(const Team& t, const MatA& a, index_t m, index_
     const index_t q0 = (is_u ? j : j - nbu) * BLK, p0 = is_u ? q0 : q0 + 1;
     const index_t len = live ? (is_u ? m : n) : 0, steps = is_u ? n : n - 1;
     int nlive = 0;
-#pragma unroll
+EMGPU_UNROLL
     for (int b = 0; b < BLK; ++b) nlive += q0 + b < steps ? 1 : 0;
     // G = W^H W above the diagonal: entry i of w_b is 0 above p0 + b, 1 there.
     T g[BLK][BLK];
-#pragma unroll
+EMGPU_UNROLL
     for (int c = 0; c < BLK; ++c)
-#pragma unroll
+EMGPU_UNROLL
       for (int b = 0; b < BLK; ++b) g[c][b] = T(0);
     for (index_t i = p0 + 1 + sub; i < len; i += lb) {
       T wi[BLK];
-#pragma unroll
+EMGPU_UNROLL
       for (int b = 0; b < BLK; ++b) {
         const index_t p = p0 + b;
         wi[b] = b < nlive && i >= p ? (i == p ? T(1) : is_u ? a(i, q0 + b) : a(q0 + b, i)) : T(0);
       }
-#pragma unroll
+EMGPU_UNROLL
       for (int b = 1; b < BLK; ++b)
-#pragma unroll
+EMGPU_UNROLL
         for (int c = 0; c < b; ++c) g[c][b] = madd_conj(g[c][b], wi[c], wi[b]);
     }
     if (lb > 1) {
-#pragma unroll
+EMGPU_UNROLL
       for (int b = 1; b < BLK; ++b)
-#pragma unroll
+EMGPU_UNROLL
         for (int c = 0; c < b; ++c) {
           if constexpr (is_complex_v<T>)
             g[c][b] = T(t.group_sum(g[c][b].real(), lb), t.group_sum(g[c][b].imag(), lb));
@@ -1702,14 +1702,14 @@ EMGPU_HD inline void gk_block_ts(const Team& t, const MatA& a, index_t m, index_
     if (!live) continue;
     T tt[BLK][BLK], tau[BLK];
     const T* tq = (is_u ? w.taul : w.taur) + q0;
-#pragma unroll
+EMGPU_UNROLL
     for (int b = 0; b < BLK; ++b) tau[b] = b < nlive ? tq[b] : T(0);
     gk_larft(g, tau, tt);
     T* o = out + j * (BLK * BLK);
-#pragma unroll
+EMGPU_UNROLL
     for (int c = 0; c < BLK; ++c)
       if (c % lb == sub)
-#pragma unroll
+EMGPU_UNROLL
         for (int b = 0; b < BLK; ++b) o[c * BLK + b] = tt[c][b];
   }
 }
