@@ -6,7 +6,7 @@
 #include <climits>
 #include <exception>
 
-#include <Eigen/Core>
+#include "../../core/eigen.hpp"
 
 #if defined(_OPENMP)
 #include <omp.h>

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include <Eigen/Core>
+#include "../../core/eigen.hpp"
 
 // Eigen's triangular solves and products are host kernels behind
 // EIGEN_DEVICE_FUNC entry points: nvcc's device pass warns (#20014) at each
