@@ -87,6 +87,11 @@ function(emgpu_add_test)
     # nvcc only warns (#20011/#20014) when an EMGPU_HD function calls a
     # host-only one, and then emits an EMPTY device body: every batched QR
     # kernel once silently did nothing on CUDA that way. Errors in the tests.
-    target_compile_options(test_${A_NAME}_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--diag-error=20011,20014>)
+    # #20208 ("long double is treated as double in device code"): the tests'
+    # host-side references hold Eigen matrices of long double, and Eigen marks
+    # its functions __host__ __device__; no library header uses long double
+    # on the device (the header checks, which keep the warning, show it).
+    target_compile_options(test_${A_NAME}_cuda PRIVATE
+                           $<$<COMPILE_LANGUAGE:CUDA>:--diag-error=20011,20014 --diag-suppress=20208>)
   endif()
 endfunction()
