@@ -10,11 +10,11 @@
 /// first, their own include decides.
 #pragma once
 
-#if defined(__CUDACC__)
+#if defined(__NVCC__)  // nvcc's pragmas (clang's CUDA mode would call them unknown)
 #pragma nv_diagnostic push
 #pragma nv_diag_suppress 20012
 #endif
 #include <Eigen/Core>
-#if defined(__CUDACC__)
+#if defined(__NVCC__)
 #pragma nv_diagnostic pop
 #endif
