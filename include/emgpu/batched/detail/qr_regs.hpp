@@ -80,10 +80,8 @@
 #if defined(__CUDACC__)
 #include "../../backend/cuda.hpp"
 #include "../../backend/cuda_check.hpp"
-#define EMGPU_QR_REGS_UNROLL _Pragma("unroll")
 #define EMGPU_QR_REGS_INLINE __forceinline__
 #else
-#define EMGPU_QR_REGS_UNROLL
 #define EMGPU_QR_REGS_INLINE inline
 #endif
 
@@ -128,23 +126,23 @@ constexpr unsigned qr_regs_lane_mask() {
 template <int N, int C, class T>
 EMGPU_HD EMGPU_QR_REGS_INLINE void qr_regs_load(T (&a)[C][N], const T* base, index_t lda, int L,
                                                 int g, int off, int n) {
-  EMGPU_QR_REGS_UNROLL
+  EMGPU_UNROLL
   for (int c = 0; c < C; ++c) {
     const int col = c * L + g;
     const T* p = (base != nullptr && col < n) ? base + index_t(col) * lda : nullptr;
-    EMGPU_QR_REGS_UNROLL
+    EMGPU_UNROLL
     for (int r = 0; r < N; ++r) a[c][r] = (p != nullptr && r >= off) ? p[r - off] : T(0);
   }
 }
 template <int N, int C, class T>
 EMGPU_HD EMGPU_QR_REGS_INLINE void qr_regs_store(const T (&a)[C][N], T* base, index_t lda, int L,
                                                  int g, int off, int n) {
-  EMGPU_QR_REGS_UNROLL
+  EMGPU_UNROLL
   for (int c = 0; c < C; ++c) {
     const int col = c * L + g;
     if (base == nullptr || col >= n) continue;
     T* p = base + index_t(col) * lda;
-    EMGPU_QR_REGS_UNROLL
+    EMGPU_UNROLL
     for (int r = 0; r < N; ++r)
       if (r >= off) p[r - off] = a[c][r];
   }
@@ -175,7 +173,7 @@ EMGPU_HD EMGPU_QR_REGS_INLINE void qr_regs_apply(T (&a)[C][N], int c, int r, int
     a[c][r - 1] = u;
     a[c][r] = v;
   }
-  EMGPU_QR_REGS_UNROLL
+  EMGPU_UNROLL
   for (int c2 = c + 1; c2 < C; ++c2) {
     T u = a[c2][r - 1], v = a[c2][r];
     givens_apply(rot, u, v, false);
