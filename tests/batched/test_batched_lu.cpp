@@ -398,6 +398,20 @@ TEMPLATE_LIST_TEST_CASE("batched LU: argument errors throw invalid_argument", "[
   const strided_batch_view<T> r{rhs.data(), 5, 1, 5, 5, 4};  // 5 rows vs n = 4
   REQUIRE_THROWS_AS(batched::lu_solve(b, good, piv.data(), r), emgpu::invalid_argument);
   REQUIRE_THROWS_AS(batched::inverse(b, good, piv.data(), good), emgpu::invalid_argument);
+  // rhs on the factors themselves (regression: accepted, garbage solution)
+  REQUIRE_THROWS_AS(batched::lu_solve(b, good, piv.data(), good), emgpu::invalid_argument);
+  // Sizes whose products overflow index_t: rejected before any arithmetic
+  // on them (regression: signed overflow, UB, in the checks themselves).
+  const index_t huge = index_t(1) << 32;
+  REQUIRE_THROWS_AS(batched::lu_factor(b, strided_batch_view<T>{d.data(), huge, huge, huge, 0, 1}, piv.data(),
+                                       info.data()),
+                    emgpu::invalid_argument);
+  {
+    T* one[1] = {d.data()};
+    auto arr = up(b, std::vector<T*>(one, one + 1));
+    REQUIRE_THROWS_AS(batched::lu_factor(b, arr.data(), huge, huge, 1, piv.data(), info.data()),
+                      emgpu::invalid_argument);
+  }
   // An empty batch is fine and touches nothing.
   const strided_batch_view<T> empty{nullptr, 4, 4, 4, 16, 0};
   REQUIRE_NOTHROW(batched::lu_factor(b, empty, static_cast<index_t*>(nullptr), static_cast<int*>(nullptr)));

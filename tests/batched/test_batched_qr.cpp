@@ -587,6 +587,7 @@ TEMPLATE_LIST_TEST_CASE("batched QR: argument errors throw invalid_argument", "[
   REQUIRE_THROWS_AS(batched::apply_qh(b, good, good), emgpu::invalid_argument);  // aliasing
   auto info = make_vector<int>(b, 5);
   REQUIRE_THROWS_AS(batched::least_squares(b, good, cv, info.data()), emgpu::invalid_argument);
+  REQUIRE_THROWS_AS(batched::least_squares(b, good, good, info.data()), emgpu::invalid_argument);  // aliasing
   REQUIRE_THROWS_AS(batched::qr_factor(b, static_cast<T* const*>(nullptr), 5, 4, 5, 5),
                     emgpu::invalid_argument);
 }

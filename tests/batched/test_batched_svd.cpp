@@ -280,14 +280,17 @@ TEMPLATE_LIST_TEST_CASE("batched SVD: rank of a known rank-deficient batch", "[b
 
 namespace {
 
-/// A batch of x scaled by exact powers of two (2^e for e in `ex`), with NaN
-/// or Inf planted in the matrices listed in `bad`: the QR method must give
-/// info = 1 on those alone and, on the others, sigma = 2^e sigma(x) within
-/// the bound of check_svd, U and V orthonormal.
+/// A batch of x scaled by exact powers of two (2^e for e in `ex`), followed
+/// by two matrices with NaN or Inf planted: on the scaled ones sigma =
+/// 2^e sigma(x) within the bound of check_svd, U and V orthonormal, whatever
+/// their neighbours hold; the QR method must give info = 1 on the last two
+/// alone (Jacobi promises nothing for them).
 template <class T, class B>
-void check_svd_extremes(const B& b, index_t m, index_t n, const std::vector<int>& ex, std::uint64_t seed) {
+void check_svd_extremes(const B& b, index_t m, index_t n, const std::vector<int>& ex, std::uint64_t seed,
+                        batched::svd_options opt = with_method(batched::svd_method::qr)) {
   using R = real_t<T>;
-  INFO("type " << type_name<T>() << ", m = " << m << ", n = " << n);
+  INFO("type " << type_name<T>() << ", m = " << m << ", n = " << n << ", " << method_name(opt.method)
+               << (opt.qr_precondition ? ", QR-preconditioned" : ""));
   std::mt19937_64 rng(seed);
   const index_t count = index_t(ex.size()) + 2;
   batch<T> a(m, n, count), u(m, n, count), v(n, n, count);
@@ -303,15 +306,14 @@ void check_svd_extremes(const B& b, index_t m, index_t n, const std::vector<int>
   auto d_a = up(b, a.h), d_u = up(b, u.h), d_v = up(b, v.h);
   auto d_s = make_vector<R>(b, n * count);
   auto d_info = make_vector<int>(b, count);
-  batched::svd(b, a.view(d_a.data()), d_s.data(), u.view(d_u.data()), v.view(d_v.data()), d_info.data(),
-               with_method(batched::svd_method::qr));
+  batched::svd(b, a.view(d_a.data()), d_s.data(), u.view(d_u.data()), v.view(d_v.data()), d_info.data(), opt);
   const std::vector<R> s = down(b, d_s);
   const std::vector<T> hu = down(b, d_u), hv = down(b, d_v);
   const std::vector<int> info = down(b, d_info);
   for (index_t k = 0; k < count; ++k) {
     INFO("matrix " << k);
     if (k >= index_t(ex.size())) {
-      CHECK(info[std::size_t(k)] == 1);
+      if (opt.method == batched::svd_method::qr) CHECK(info[std::size_t(k)] == 1);
       continue;
     }
     REQUIRE(info[std::size_t(k)] == 0);
@@ -367,6 +369,23 @@ TEMPLATE_LIST_TEST_CASE("batched SVD: QR method, NaN / Inf give info = 1 alone; 
   const MatL<T> U = u.get(down(b, d_u), 0), V = v.get(down(b, d_v), 0);
   CHECK(fro(U.adjoint() * U - MatL<T>::Identity(2, 2)) <= 10 * 2 * eps<T>());
   CHECK(fro(V.adjoint() * V - MatL<T>::Identity(2, 2)) <= 10 * 2 * eps<T>());
+}
+
+TEMPLATE_LIST_TEST_CASE("batched SVD: Jacobi, extreme scales are exact", "[batched][svd][sanitize]", backends) {
+  // Regression: Jacobi's sums of squares were not scaled, so entries of
+  // 2^520 gave Inf singular values and 2^-600 zero ones, with info = 0
+  // (float: 2^70, 2^-80). On CUDA 12 x 10 and 9 x 5 take the register
+  // kernel (m <= 16), 33 x 33 and 20 x 17 the team path.
+  const TestType b{};
+  const auto jac = with_method(batched::svd_method::jacobi);
+  check_svd_extremes<complex<double>>(b, 12, 10, {0, -1000, -600, 520, 1000, 1016}, 1310, jac);
+  check_svd_extremes<double>(b, 20, 17, {0, -1000, 520, 1000}, 1311, jac);
+  check_svd_extremes<float>(b, 9, 5, {0, -100, -80, 70, 100}, 1312, jac);
+  check_svd_extremes<complex<float>>(b, 33, 33, {0, -100, 100}, 1313, jac);
+  auto pre = jac;
+  pre.qr_precondition = true;
+  check_svd_extremes<complex<double>>(b, 12, 10, {0, -1000, 520, 1000}, 1314, pre);
+  check_svd_extremes<double>(b, 20, 17, {0, -1000, 1000}, 1315, pre);
 }
 
 namespace {
@@ -642,6 +661,33 @@ TEMPLATE_LIST_TEST_CASE("batched SVD: argument errors throw invalid_argument", "
   batched::svd_options o;
   o.max_sweeps = -1;
   REQUIRE_THROWS_AS(batched::svd(b, good, s.data(), none, none, info.data(), o), emgpu::invalid_argument);
+  // tol >= 1 (Inf, NaN) would count every pair as orthogonal: no rotation,
+  // column norms returned as singular values with info = 0.
+  for (double tol : {1.0, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}) {
+    batched::svd_options ot = with_method(batched::svd_method::jacobi);
+    ot.tol = tol;
+    REQUIRE_THROWS_AS(batched::svd(b, good, s.data(), none, none, info.data(), ot), emgpu::invalid_argument);
+  }
+  // V aliasing A or U (regression: only U aliasing A was rejected).
+  auto dv = make_vector<T>(b, 200);
+  const strided_batch_view<T> u_ok{dv.data(), 5, 4, 5, 20, 5};
+  const strided_batch_view<T> v_on_a{d.data(), 4, 4, 5, 20, 5}, v_on_u{dv.data(), 4, 4, 5, 20, 5};
+  REQUIRE_THROWS_AS(batched::svd(b, good, s.data(), none, v_on_a, info.data()), emgpu::invalid_argument);
+  REQUIRE_THROWS_AS(batched::svd(b, good, s.data(), u_ok, v_on_u, info.data()), emgpu::invalid_argument);
+  // m = n = 0: the pointer-array form does what the strided one does (info
+  // 0 for every matrix) instead of rejecting its own packed copies.
+  {
+    std::vector<int> z(2, -1);
+    auto dz = up(b, z);
+    T* arr_h[2] = {d.data(), d.data() + 20};
+    auto arr = up(b, std::vector<T*>(arr_h, arr_h + 2));
+    REQUIRE_NOTHROW(batched::svd(b, arr.data(), 0, 0, 1, 2, s.data(), static_cast<T* const*>(nullptr), 1,
+                                 static_cast<T* const*>(nullptr), 1, dz.data()));
+    CHECK(down(b, dz) == std::vector<int>{0, 0});
+    dz = up(b, z);
+    REQUIRE_NOTHROW(batched::svd(b, strided_batch_view<T>{d.data(), 0, 0, 1, 1, 2}, s.data(), none, none, dz.data()));
+    CHECK(down(b, dz) == std::vector<int>{0, 0});
+  }
   auto rk = make_vector<index_t>(b, 5);
   REQUIRE_THROWS_AS(batched::rank_above(b, static_cast<const T*>(s.data()), index_t(4), index_t(5), -1.0, rk.data()),
                     emgpu::invalid_argument);

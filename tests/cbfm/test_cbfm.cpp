@@ -13,6 +13,7 @@
 // (double eps 2.2e-16 times cond times a growth factor) and would catch any
 // indexing or padding error (those give O(1) differences).
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -217,6 +218,17 @@ TEMPLATE_LIST_TEST_CASE("cbfm: bad input raises invalid_argument", "[cbfm]", emg
   REQUIRE_THROWS_AS(bad([](auto& o) { o.block_wavelengths = 0; }), emgpu::invalid_argument);
   REQUIRE_THROWS_AS(bad([](auto& o) { o.blocks_per_body = 65; }), emgpu::invalid_argument);  // more blocks than cells
   REQUIRE_THROWS_AS(bad([](auto& o) { o.plane_waves = -1; }), emgpu::invalid_argument);
+  // Counts past max_plane_waves (regression: signed overflow in 2 k r +
+  // extra, then a misleading "no response above tau"; or a terabyte
+  // allocation): rejected up front, or when the frequency makes a block's
+  // 2 k r exceed it.
+  REQUIRE_THROWS_AS(bad([](auto& o) { o.extra_plane_waves = std::numeric_limits<index_t>::max(); }),
+                    emgpu::invalid_argument);
+  REQUIRE_THROWS_AS(bad([](auto& o) { o.plane_waves = index_t(1) << 62; }), emgpu::invalid_argument);
+  {
+    S far(m, 1e20, {}, b);
+    REQUIRE_THROWS_AS(far.factor(), emgpu::invalid_argument);
+  }
   REQUIRE_THROWS_AS(S(m, -1.0, {}, b), emgpu::invalid_argument);
   REQUIRE_THROWS_AS(S(std::vector<geo::mesh>{}, f, {}, b), emgpu::invalid_argument);
   S s(m, f, {}, b);
@@ -265,5 +277,13 @@ TEST_CASE("cbfm: partition helpers", "[cbfm]") {
   // A block that is the whole closed body is not extended.
   const auto w = emgpu::cbfm::extend(g, {0, 10, 100}, 0.25);
   CHECK(w.unknowns.size() == 100u);
+  // Extreme lengths and limits (regression: lround and the ceiling division
+  // overflowed): a tiny length gives one block per cell, the largest
+  // max_cells no limit at all.
+  const auto tiny = emgpu::cbfm::split_by_length(g, 1e-300);
+  emgpu::cbfm::validate(g, tiny);
+  CHECK(tiny.size() == 140u);
+  const auto nolimit = emgpu::cbfm::split_by_length(g, 1.0, std::numeric_limits<index_t>::max());
+  CHECK(nolimit.size() == q.size());
 }
 #endif

@@ -554,6 +554,13 @@ TEMPLATE_LIST_TEST_CASE("shape errors raise invalid_argument", "[dense][lu]", ba
                     invalid_argument);
   REQUIRE_THROWS_AS(dense::lu_solve(b, f.factors(), f.pivots(), matrix_view<T>{r.data(), 4, 2, 3}),
                     invalid_argument);
+  // A null ipiv in the solves (regression: dereferenced, a crash).
+  REQUIRE_THROWS_AS(dense::lu_solve(b, f.factors(), static_cast<const index_t*>(nullptr),
+                                    matrix_view<T>{r.data(), 4, 2, 5}),
+                    invalid_argument);
+  REQUIRE_THROWS_AS(dense::lu_solve_inverse(b, f.factors(), static_cast<const index_t*>(nullptr),
+                                            matrix_view<T>{r.data(), 4, 2, 5}),
+                    invalid_argument);
   // Empty problems are fine and do nothing.
   const dense::crout_lu::factorization<TestType, T> f0(b, matrix_view<T>{nullptr, 0, 0, 1});
   CHECK(f0.size() == 0);
@@ -583,6 +590,27 @@ TEST_CASE("serial and OpenMP factorisations agree", "[dense][lu]") {
   dense::lu_factor(backend::openmp{{}, 2}, matrix_view<T>{o.data(), n, n, n}, po.data(), {32, true});
   CHECK(ps == po);
   CHECK(emgpu_test::rel_diff(o, s) <= 1e-11);
+}
+
+TEST_CASE("a block_size above n acts as n, however large", "[dense][lu]") {
+  // Regression: on OpenMP, block_size = INT64_MAX overflowed the block count
+  // (n + nb - 1) / nb: UB, then no factorisation at all and no error. One
+  // block either way, so the factors are bitwise those of block_size = n.
+  using T = complexd;
+  const index_t n = 40;
+  const auto h = random_matrix<T>(n, n, n, 5u);
+  for (const index_t nb : {n + 1, std::numeric_limits<index_t>::max()}) {
+    INFO("block_size " << nb);
+    for (int threads : {1, 2}) {
+      auto ref = h, x = h;
+      std::vector<index_t> pr(static_cast<std::size_t>(n)), px(static_cast<std::size_t>(n));
+      const backend::openmp omp{{}, threads};
+      dense::lu_factor(omp, matrix_view<T>{ref.data(), n, n, n}, pr.data(), {n, true});
+      dense::lu_factor(omp, matrix_view<T>{x.data(), n, n, n}, px.data(), {nb, true});
+      CHECK(px == pr);
+      CHECK(x == ref);
+    }
+  }
 }
 #endif
 

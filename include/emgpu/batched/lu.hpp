@@ -42,6 +42,8 @@ bool lu_solve_args(const strided_batch_view<TL>& lu, const index_t* ipiv, const 
                  "emgpu::batched::lu_solve: rhs rows or count differ from lu");
   if (lu.count == 0 || rhs.cols == 0 || lu.rows == 0) return false;
   check_ptr(ipiv, true, "lu_solve", "ipiv");
+  detail_require(static_cast<const void*>(rhs.data) != static_cast<const void*>(lu.data),
+                 "emgpu::batched::lu_solve: rhs must not alias lu");
   return true;
 }
 template <class TL, class T>
@@ -152,7 +154,8 @@ void lu_factor(const Backend& b, T* const* a_array, index_t n, index_t lda, inde
 ///        one or many right-hand sides) is overwritten by X_k.
 /// Like LAPACK getrs it does not check for zero pivots: use the factor's info.
 /// @tparam TL T or const T (the factors are only read).
-/// @throws invalid_argument for mismatched shapes or counts, null pointers.
+/// @throws invalid_argument for mismatched shapes or counts, null pointers,
+///         rhs aliasing lu.
 /// @throws device_error when a CUDA call fails.
 template <class Backend, class TL, batched_scalar T>
   requires std::is_same_v<std::remove_const_t<TL>, T>

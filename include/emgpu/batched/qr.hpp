@@ -122,7 +122,8 @@ void qr_apply(const Backend& b, strided_batch_view<TF> qr, strided_batch_view<T>
 
 /// @brief C_k := Q_k^H C_k (C_k m x nrhs) with the factors of qr_factor.
 /// @tparam TF T or const T.
-/// @throws invalid_argument for mismatched shapes or counts, null pointers.
+/// @throws invalid_argument for mismatched shapes or counts, null pointers,
+///         rhs aliasing a.
 /// @throws device_error when a CUDA call fails.
 template <class Backend, class TF, batched_scalar T>
   requires std::is_same_v<std::remove_const_t<TF>, T>
@@ -200,6 +201,8 @@ bool least_squares_args(const strided_batch_view<T>& a, const strided_batch_view
                  "emgpu::batched::least_squares: rhs rows or count differ from a");
   if (a.count == 0) return false;
   check_ptr(info, true, "least_squares", "info");
+  detail_require(static_cast<const void*>(rhs.data) != static_cast<const void*>(a.data) || a.rows == 0,
+                 "emgpu::batched::least_squares: rhs must not alias a");
   return true;
 }
 }  // namespace detail

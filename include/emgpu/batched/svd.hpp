@@ -52,7 +52,8 @@ struct svd_options {
   /// Which algorithm; see svd_method.
   svd_method method = svd_method::automatic;
   /// Columns p, q count as orthogonal when |a_p^H a_q| <= tol ||a_p|| ||a_q||.
-  /// 0 selects sqrt(m) * epsilon of the real type (LAPACK gesvj's default).
+  /// 0 selects sqrt(m) * epsilon of the real type (LAPACK gesvj's default);
+  /// must be < 1 (from 1 on every pair counts as orthogonal: no rotation).
   double tol = 0;
   /// Sweeps over all pairs before giving up (info = 1); 0 selects 30 + n/4.
   /// Cyclic Jacobi without preconditioning needs about n/4 sweeps on graded
@@ -204,8 +205,13 @@ bool svd_args(const strided_batch_view<T>& a, const real_type_t<T>* sigma, const
     check_batch(v, "svd", "v");
     detail_require(v.rows == n && v.cols == n && v.count == count,
                    "emgpu::batched::svd: v must be n x n per matrix, same count");
+    detail_require(static_cast<void*>(v.data) != static_cast<void*>(a.data) || n == 0,
+                   "emgpu::batched::svd: v must not alias a");
+    detail_require(static_cast<void*>(v.data) != static_cast<void*>(u.data) || n == 0,
+                   "emgpu::batched::svd: v must not alias u");
   }
-  detail_require(opt.tol >= 0 && opt.max_sweeps >= 0, "emgpu::batched::svd: tol < 0 or max_sweeps < 0");
+  detail_require(opt.tol >= 0 && opt.tol < 1 && opt.max_sweeps >= 0,
+                 "emgpu::batched::svd: tol outside [0, 1) or max_sweeps < 0");
   if (count == 0) return false;
   check_ptr(info, true, "svd", "info");
   check_ptr(sigma, n > 0, "svd", "sigma");
@@ -222,13 +228,15 @@ bool svd_args(const strided_batch_view<T>& a, const real_type_t<T>* sigma, const
 /// @param u     m x n per matrix, or u.data == nullptr when not wanted. Columns
 ///              for exactly zero singular values are completed to an
 ///              orthonormal set. Must not alias a.
-/// @param v     n x n per matrix, or v.data == nullptr when not wanted.
+/// @param v     n x n per matrix, or v.data == nullptr when not wanted. Must
+///              not alias a or u.
 /// @param info  count entries: 0, or 1 when the iteration did not converge
 ///              (Jacobi: within max_sweeps sweeps; QR: within 6 n^2 steps, or
 ///              the matrix holds NaN / Inf); sigma, U, V are then the last
 ///              iterate's.
 /// @throws invalid_argument for negative sizes, m < n, ld too small,
-///         mismatched counts, null sigma/info, aliasing, tol < 0, max_sweeps < 0.
+///         mismatched counts, null sigma/info, aliasing, tol outside [0, 1) (NaN
+///         included), max_sweeps < 0.
 /// @throws device_error when a CUDA call fails.
 /// On CUDA the call is ordered on b.stream; with the QR method, m <= 32, U or
 /// V wanted and 32 768 matrices or more, its kernels run on two streams of
@@ -312,13 +320,16 @@ void svd(const Backend& b, T* const* a_array, index_t m, index_t n, index_t lda,
   T* const ta = reinterpret_cast<T*>(blk);
   T* const tu = reinterpret_cast<T*>(blk + ba);
   T* const tv = reinterpret_cast<T*>(blk + ba + bu);
+  // Packed leading dimensions of at least 1, as every view must have (the
+  // strided form accepts m = n = 0).
+  const index_t pm = m > 0 ? m : 1, pn = n > 0 ? n : 1;
   for (index_t k0 = 0; k0 < count; k0 += chunk) {
     const index_t cc = count - k0 < chunk ? count - k0 : chunk;
     for_each_index(b, m * n, cc,
                    detail::copy_matrix_op<T, array_loc<T>, strided_loc<T>>{{a_array + k0}, lda, {ta, m * n}, m, m});
-    svd(b, strided_batch_view<T>{ta, m, n, m, m * n, cc}, sigma + k0 * n,
-        u_array ? strided_batch_view<T>{tu, m, n, m, m * n, cc} : none,
-        v_array ? strided_batch_view<T>{tv, n, n, n, n * n, cc} : none, info + k0, opt);
+    svd(b, strided_batch_view<T>{ta, m, n, pm, m * n, cc}, sigma + k0 * n,
+        u_array ? strided_batch_view<T>{tu, m, n, pm, m * n, cc} : none,
+        v_array ? strided_batch_view<T>{tv, n, n, pn, n * n, cc} : none, info + k0, opt);
     if (u_array)
       for_each_index(b, m * n, cc,
                      detail::copy_matrix_op<T, strided_loc<T>, array_loc<T>>{{tu, m * n}, m, {u_array + k0}, ldu, m});

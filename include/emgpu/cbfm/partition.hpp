@@ -136,14 +136,19 @@ inline partition split_equal(const bodies& g, index_t blocks_per_body) {
 /// @throws invalid_argument for block_length <= 0 or max_cells < 0.
 inline partition split_by_length(const bodies& g, double block_length, index_t max_cells = 0) {
   emgpu::detail::require(max_cells >= 0, "emgpu::cbfm: max_cells must be >= 0");
-  emgpu::detail::require(std::isfinite(block_length) && block_length > 0, "emgpu::cbfm: block length must be > 0");
+  emgpu::detail::require(std::isfinite(block_length) && block_length > 0,
+                         "emgpu::cbfm: block length must be finite and > 0 (block_wavelengths x wavelength)");
   partition p;
   for (index_t b = 0; b < g.count(); ++b) {
     double total = 0;
     const index_t c0 = g.cell_offset[std::size_t(b)], nc = g.cells[std::size_t(b)];
     for (index_t c = 0; c < nc; ++c) total += g.cell_length[std::size_t(c0 + c)];
-    index_t count = total <= 1.5 * block_length ? 1 : index_t(std::lround(total / block_length));
-    if (max_cells > 0) count = std::max(count, (nc + max_cells - 1) / max_cells);
+    // Ratios beyond nc blocks are clamped before the conversion (a tiny
+    // block_length would overflow lround), and the cell bound is a ceiling
+    // that cannot overflow for any max_cells.
+    const double ratio = total / block_length;
+    index_t count = total <= 1.5 * block_length ? 1 : ratio >= double(nc) ? nc : index_t(std::lround(ratio));
+    if (max_cells > 0) count = std::max(count, nc / max_cells + (nc % max_cells != 0 ? 1 : 0));
     count = std::clamp<index_t>(count, 1, nc);
     split_body(g, b, count, p);
   }

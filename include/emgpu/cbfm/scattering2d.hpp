@@ -157,6 +157,9 @@ class scattering2d<Backend, Kernel, cbfm::solver<Dense>, Scalar> {
                         s.tile_unknowns >= 0,
                     "emgpu::cbfm: counts (blocks_per_body, plane_waves, extra_plane_waves, tile_unknowns) must be >= 0");
     emgpu::detail::require(s.plane_waves > 0 || s.extra_plane_waves > 0, "emgpu::cbfm: need at least one plane wave");
+    emgpu::detail::require(s.plane_waves <= solver_type::max_plane_waves &&
+                               s.extra_plane_waves <= solver_type::max_plane_waves,
+                           "emgpu::cbfm: plane_waves and extra_plane_waves must be <= 2^20 (solver::max_plane_waves)");
     return s;
   }
   static double check_frequency(double f) {

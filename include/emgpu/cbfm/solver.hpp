@@ -35,9 +35,14 @@ struct solver {
   /// If > 0, every body is cut into this many blocks instead (equal arc length).
   index_t blocks_per_body = 0;
   /// Plane waves per block; 0 gives ceil(2 k r_block) + extra_plane_waves,
-  /// r_block the radius of the extended block about its centroid.
+  /// r_block the radius of the extended block about its centroid. At most
+  /// max_plane_waves per block, either way.
   index_t plane_waves = 0;
   index_t extra_plane_waves = 10;
+  /// Limit on a block's plane waves (2^20): its response matrix is unknowns x
+  /// plane waves, so more would mean blocks far too large electrically (or a
+  /// frequency typed in the wrong unit); an error then beats a huge allocation.
+  static constexpr index_t max_plane_waves = index_t(1) << 20;
   /// Rows/columns of the Z tiles generated at once while assembling Z_R
   /// (0: 4096 on a device backend, 1024 on the host).
   index_t tile_unknowns = 0;

@@ -237,7 +237,7 @@ void lu_factor(const Backend& b, matrix_view<T> a, index_t* ipiv, const crout_lu
 
 /// @brief Overwrites rhs (n x nrhs, backend memory) with A^-1 rhs, using the
 ///        factors and pivots of lu_factor (forward then back substitution).
-/// @throws invalid_argument on a size mismatch. @throws device_error (CUDA).
+/// @throws invalid_argument on a size mismatch or a null ipiv. @throws device_error (CUDA).
 template <class Backend, class T>
 void lu_solve(const Backend& b, std::type_identity_t<matrix_view<const T>> lu, const index_t* ipiv,
               matrix_view<T> rhs) {
@@ -245,6 +245,7 @@ void lu_solve(const Backend& b, std::type_identity_t<matrix_view<const T>> lu, c
   detail::check_square(lu, "emgpu::dense::lu_solve");
   detail::check_rhs(lu.rows, rhs, "emgpu::dense::lu_solve");
   if (lu.rows == 0 || rhs.cols == 0) return;
+  detail::require(ipiv != nullptr, "emgpu::dense::lu_solve: null ipiv");
   detail::solve(b, lu, ipiv, static_cast<const index_t*>(nullptr), rhs);
 }
 
@@ -264,7 +265,7 @@ void tri_inverse(const Backend& b, matrix_view<T> lu) {
 ///        inverses formed by tri_inverse (two triangular matrix products).
 /// Repeated solves then cost matrix products; accuracy is that of the
 /// explicit inverses (forward error ~ cond(A) eps, as substitution).
-/// @throws invalid_argument on a size mismatch. @throws device_error (CUDA).
+/// @throws invalid_argument on a size mismatch or a null ipiv. @throws device_error (CUDA).
 template <class Backend, class T>
 void lu_solve_inverse(const Backend& b, std::type_identity_t<matrix_view<const T>> inv,
                       const index_t* ipiv, matrix_view<T> rhs) {
@@ -272,6 +273,7 @@ void lu_solve_inverse(const Backend& b, std::type_identity_t<matrix_view<const T
   detail::check_square(inv, "emgpu::dense::lu_solve_inverse");
   detail::check_rhs(inv.rows, rhs, "emgpu::dense::lu_solve_inverse");
   if (inv.rows == 0 || rhs.cols == 0) return;
+  detail::require(ipiv != nullptr, "emgpu::dense::lu_solve_inverse: null ipiv");
   detail::solve_inverse(b, inv, ipiv, rhs);
 }
 

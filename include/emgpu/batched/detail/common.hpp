@@ -331,14 +331,14 @@ inline void check_batch(const strided_batch_view<T>& v, const char* what, const 
   const bool empty = v.rows == 0 || v.cols == 0 || v.count == 0;
   if (empty) return;
   detail_require(v.data != nullptr, pre + " is null");
-  const index_t extent = v.ld * (v.cols - 1) + v.rows;  // elements one matrix spans
+  // The last matrix's last element must be addressable without overflow;
+  // ld * cols is bounded first, so that the extent below cannot overflow.
+  constexpr index_t big = std::numeric_limits<index_t>::max() / index_t(2 * sizeof(T));
+  detail_require(v.ld <= big / v.cols, pre + " batch too large to address");
+  const index_t extent = v.ld * (v.cols - 1) + v.rows;  // elements one matrix spans (<= ld * cols)
   detail_require(v.count == 1 || v.stride >= extent,
                  pre + " stride smaller than one matrix (matrices would overlap)");
-  // The last matrix's last element must be addressable without overflow.
-  constexpr index_t big = std::numeric_limits<index_t>::max() / index_t(2 * sizeof(T));
-  detail_require(v.ld <= big / (v.cols > 0 ? v.cols : 1) &&
-                     (v.count <= 1 || v.stride <= (big - extent) / (v.count - 1)),
-                 pre + " batch too large to address");
+  detail_require(v.count <= 1 || v.stride <= (big - extent) / (v.count - 1), pre + " batch too large to address");
 }
 
 template <class T>
@@ -357,7 +357,11 @@ inline void check_ptr(const void* p, bool needed, const char* what, const char* 
 /// dereferenced as matrices.
 template <class T>
 inline strided_batch_view<T> array_shape(T* const* arr, index_t rows, index_t cols, index_t ld, index_t count) {
-  const index_t span = rows > 0 && cols > 0 ? ld * (cols - 1) + rows : 0;
+  // The span only where it is representable: otherwise (ld and cols too
+  // large, or negative sizes) check_batch rejects the shape by ld alone.
+  const bool fits = rows > 0 && cols > 0 && ld >= rows &&
+                    ld <= (std::numeric_limits<index_t>::max() - rows) / (cols > 1 ? cols - 1 : 1);
+  const index_t span = fits ? ld * (cols - 1) + rows : 0;
   return {const_cast<T*>(reinterpret_cast<const T*>(arr)), rows, cols, ld, span, count};
 }
 /// dst matrix k := src matrix k, element r (row r % rows, column r / rows)

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <type_traits>
 
 #include "common.hpp"
@@ -153,6 +154,43 @@ EMGPU_HD void sort_singular(const Team& t, const MatA& a, index_t m, bool move_a
   t.sync();
 }
 
+/// Multiplies A by a power of two (exact) so that its largest |re| + |im|
+/// lies in [1/2, 1): sums of squares of entries then neither overflow nor
+/// underflow, so both methods keep their accuracy for matrices with entries
+/// near the ends of the exponent range (unscaled, Jacobi's column norms were
+/// Inf at 2^520 in double and 0 at 2^-600). For any other matrix every
+/// later operation sees its values times the same power of two, so the
+/// results are bit for bit those without scaling. @return the exponent ex
+/// (A was scaled by 2^-ex); bad: NaN or Inf in A (then A is left as it is).
+template <class Team, class MatA>
+EMGPU_HD inline int svd_scale(const Team& t, const MatA& a, index_t m, index_t n, bool& bad) {
+  using T = std::remove_cvref_t<decltype(a(0, 0))>;
+  using R = real_type_t<T>;
+  R mx = R(0);
+  bad = false;
+  team_for_2d(t, m, n, [&](index_t i, index_t j) {
+    const T x = a(i, j);
+    R ax = abs1(x);
+    if (!(ax <= std::numeric_limits<R>::max())) bad = true;
+    else if (ax > mx) mx = ax;
+  });
+  index_t dummy = 0;
+  t.argmax(mx, dummy);
+  bad = t.any(bad);
+  int ex = 0;
+  if (mx > R(0) && !bad) {
+    ex = exponent_r(mx);
+    if (ex != 0) {
+      team_for_2d(t, m, n, [&](index_t i, index_t j) {
+        if constexpr (is_complex_v<T>) a(i, j) = T(ldexp_r(a(i, j).real(), -ex), ldexp_r(a(i, j).imag(), -ex));
+        else a(i, j) = ldexp_r(a(i, j), -ex);
+      });
+      t.sync();
+    }
+  }
+  return ex;
+}
+
 /// @return 0 when converged within max_sweeps, 1 otherwise. sigma must hold n.
 template <class Team, class MatA, class MatV, class T>
 EMGPU_HD int svd_core(const Team& t, const MatA& a, index_t m, index_t n,
@@ -167,6 +205,8 @@ EMGPU_HD int svd_core(const Team& t, const MatA& a, index_t m, index_t n,
   const index_t slots = t.size() / g;
   const index_t kp0 = t.rank() / g;
   const int lane = t.rank() % g;
+  bool bad = false;  // NaN / Inf: left unscaled, the sweeps run as they are
+  const int ex = svd_scale(t, a, m, n, bad);
   const index_t N = n + (n & 1);
   const index_t npairs = N / 2;
   int info = 1;
@@ -241,6 +281,10 @@ EMGPU_HD int svd_core(const Team& t, const MatA& a, index_t m, index_t n,
       if (t.rank() == 0) complete_null_columns(u, ldu, m, n, sigma);
       t.sync();
     }
+  }
+  if (ex != 0) {  // after U, which divides the scaled columns by the scaled sigma
+    team_for(t, n, [&](index_t j) { sigma[j] = ldexp_r(sigma[j], ex); });
+    t.sync();
   }
   return info;
 }

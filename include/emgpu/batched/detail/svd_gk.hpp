@@ -432,38 +432,6 @@ EMGPU_HD inline T gk_strided_sum(const Team& t, T v, int lanes) {
   else return t.strided_sum(v, lanes);
 }
 
-/// Multiplies A by a power of two so that its largest |re| + |im| lies in
-/// [1/2, 1) (see the file comment). @return the exponent ex (A was scaled
-/// by 2^-ex); bad: NaN or Inf in A (then A is left as it is).
-template <class Team, class MatA>
-EMGPU_HD inline int gk_scale(const Team& t, const MatA& a, index_t m, index_t n, bool& bad) {
-  using T = std::remove_cvref_t<decltype(a(0, 0))>;
-  using R = real_type_t<T>;
-  R mx = R(0);
-  bad = false;
-  team_for_2d(t, m, n, [&](index_t i, index_t j) {
-    const T x = a(i, j);
-    R ax = abs1(x);
-    if (!(ax <= std::numeric_limits<R>::max())) bad = true;
-    else if (ax > mx) mx = ax;
-  });
-  index_t dummy = 0;
-  t.argmax(mx, dummy);
-  bad = t.any(bad);
-  int ex = 0;
-  if (mx > R(0) && !bad) {
-    ex = exponent_r(mx);
-    if (ex != 0) {
-      team_for_2d(t, m, n, [&](index_t i, index_t j) {
-        if constexpr (is_complex_v<T>) a(i, j) = T(ldexp_r(a(i, j).real(), -ex), ldexp_r(a(i, j).imag(), -ex));
-        else a(i, j) = ldexp_r(a(i, j), -ex);
-      });
-      t.sync();
-    }
-  }
-  return ex;
-}
-
 /// Householder bidiagonalisation of the scaled m x n A (m >= n): B's d, e
 /// and the reflectors' tau into w (rank 0), the reflectors' vectors into A
 /// (left: column k below the diagonal; right: row k right of k + 1).
@@ -617,7 +585,7 @@ EMGPU_HD int svd_gk_core(const Team& t, const MatA& a, index_t m, index_t n, rea
   const index_t rk = t.rank(), ts = t.size();
 
   bool bad = false;
-  const int ex = gk_scale(t, a, m, n, bad);
+  const int ex = svd_scale(t, a, m, n, bad);
 
   gk_bidiagonalise<1>(t, a, m, n, w);
 

@@ -1714,7 +1714,7 @@ EMGPU_UNROLL
   }
 }
 
-/// Kernel 1: scales A (svd_gk.hpp's gk_scale), bidiagonalises it
+/// Kernel 1: scales A (svd_core.hpp's svd_scale), bidiagonalises it
 /// (gk_bidiagonalise<L>) and leaves B, its norm threshold and the scaling
 /// in d / ctl, the reflectors in A and their taus in tau (2 n per matrix:
 /// left, then right), and, when tb is set, the blocks' T (gk_block_ts). Its
@@ -1746,7 +1746,7 @@ struct gk_bidiag_op {
     stage_in_wide(t, x, m);
     bool bad = false;
     const int ex = with_local(x, n, [&](const auto& xa) {
-      const int e = gk_scale(t, xa, m, n, bad);
+      const int e = svd_scale(t, xa, m, n, bad);
       if (t.size() == 1) gk_bidiagonalise<1>(t, xa, m, n, w);
       else gk_bidiagonalise<L>(t, xa, m, n, w);
       if (tb) gk_block_ts(t, xa, m, n, w, tb + k * gk_tb_count(n));

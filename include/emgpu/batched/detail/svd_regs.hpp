@@ -43,6 +43,7 @@
 
 #include <cooperative_groups.h>
 
+#include <limits>
 #include <string>
 
 #include "../../backend/cuda.hpp"
@@ -113,6 +114,32 @@ __global__ void __launch_bounds__(svd_regs_block, svd_regs_min_blocks<W>)
     const T* src = la(mat) + (col ? index_t(j) * lda : 0);
 #pragma unroll
     for (int i = 0; i < W; ++i) x[i] = (col && i < m) ? src[i] : T(0);
+  }
+  // svd_core's scaling (svd_scale): the same power of two from the largest
+  // |re| + |im|, none when the matrix holds NaN or Inf.
+  int ex = 0;
+  {
+    R mx = R(0);
+    bool bad = false;
+#pragma unroll
+    for (int i = 0; i < W; ++i) {
+      const R ax = abs1(x[i]);
+      if (!(ax <= std::numeric_limits<R>::max())) bad = true;
+      else if (ax > mx) mx = ax;
+    }
+#pragma unroll
+    for (int o = W / 2; o > 0; o /= 2) {
+      const R other = tile.shfl_xor(mx, o);
+      mx = other > mx ? other : mx;
+    }
+    if (!tile.any(bad) && mx > R(0)) ex = exponent_r(mx);
+    if (ex != 0) {
+#pragma unroll
+      for (int i = 0; i < W; ++i) {
+        if constexpr (is_complex_v<T>) x[i] = T(ldexp_r(x[i].real(), -ex), ldexp_r(x[i].imag(), -ex));
+        else x[i] = ldexp_r(x[i], -ex);
+      }
+    }
   }
   T vv[W];
 #pragma unroll
@@ -201,7 +228,7 @@ __global__ void __launch_bounds__(svd_regs_block, svd_regs_min_blocks<W>)
     rank += (ok > key || (ok == key && k < j)) ? 1 : 0;
   }
   if (col) {
-    sigma[mat * n + rank] = sg;
+    sigma[mat * n + rank] = ex != 0 ? ldexp_r(sg, ex) : sg;
     if (want_u) {
       T* dst = lu(mat) + index_t(rank) * ldu;
       const R inv = sg > R(0) ? R(1) / sg : R(0);

@@ -99,8 +99,14 @@ void scattering2d<Backend, Kernel, cbfm::solver<Dense>, Scalar>::make_cbfs(
     cy /= double(u.size());
     double r = 0;
     for (index_t v : u) r = std::max(r, std::hypot(d.x[std::size_t(v)] - cx, d.y[std::size_t(v)] - cy));
-    npw[std::size_t(i)] = opt_.plane_waves > 0 ? opt_.plane_waves
-                                               : index_t(std::ceil(2 * k_ * r)) + opt_.extra_plane_waves;
+    // In double first: 2 k r can exceed any index at absurd frequencies.
+    const double want = opt_.plane_waves > 0 ? double(opt_.plane_waves)
+                                             : std::ceil(2 * k_ * r) + double(opt_.extra_plane_waves);
+    emgpu::detail::require(want <= double(solver_type::max_plane_waves),
+                           "emgpu::cbfm: block " + std::to_string(i) + " needs " + std::to_string(want) +
+                               " plane waves (2 k r + extra_plane_waves), more than solver::max_plane_waves = 2^20: "
+                               "use smaller blocks (block_wavelengths, max_block_unknowns) or check the frequency");
+    npw[std::size_t(i)] = index_t(want);
   }
   // Groups of similar extended size, largest first; a group is one batch.
   std::vector<index_t> order(static_cast<std::size_t>(m));

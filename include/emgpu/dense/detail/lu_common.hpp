@@ -58,8 +58,10 @@ EMGPU_HD inline T reciprocal(T x) {
 /// Automatic outer block size: large enough that the trailing update is a
 /// GEMM with a deep inner dimension, small enough that the panel (the
 /// sequential part) stays a small fraction of the work.
+/// A requested size above n acts as n (one block either way), which keeps
+/// block-count and offset arithmetic (k * nb) clear of overflow.
 inline index_t host_block_size(index_t n, index_t requested) {
-  if (requested > 0) return requested;
+  if (requested > 0) return requested < n ? requested : (n > 0 ? n : 1);
   index_t nb = (n / 8) / 16 * 16;
   return nb < 16 ? 16 : (nb > 128 ? 128 : nb);
 }
