@@ -499,6 +499,172 @@ TEMPLATE_LIST_TEST_CASE("bad inputs raise the documented errors", "[tlm][errors]
 #endif
 }
 
+TEMPLATE_LIST_TEST_CASE("cell sizes, weights and amplitudes that do not fit the precision are refused",
+                        "[tlm][errors][range]", backends) {
+  const TestType b{};
+  auto message_of = [](auto&& f) -> std::string {
+    try {
+      f();
+    } catch (const invalid_argument& e) {
+      return e.what();
+    }
+    return "no invalid_argument";
+  };
+  // dt = dl / (2 c0) underflows to 0 in double: every probe read NaN.
+  REQUIRE_THROWS_AS(tlm::mesh(6, 5, 4, 1e-320), invalid_argument);
+  REQUIRE_THROWS_AS(tlm::mesh(6, 5, 4, 1e-300), invalid_argument);
+  // The H read-out factor 1 / (2 eta0 dl) underflows (1e306: eta0 dl overflows).
+  REQUIRE_THROWS_AS(tlm::mesh(6, 5, 4, 1e305), invalid_argument);
+  REQUIRE_THROWS_AS(tlm::mesh(6, 5, 4, 1e306), invalid_argument);
+  REQUIRE_NOTHROW(tlm::mesh(6, 5, 4, 1e-290));
+  REQUIRE_NOTHROW(tlm::mesh(6, 5, 4, 1e300));
+
+  // dl = 1e-46 is a fine double but 0 in float.
+  const tlm::mesh tiny(6, 5, 4, 1e-46);
+  const std::string msg = message_of([&] { tlm::solver<TestType, float> s(tiny, b); });
+  INFO(msg);
+  REQUIRE(msg.find("float") != std::string::npos);
+  REQUIRE_THROWS_AS((tlm::solver<TestType, float>(tlm::mesh(6, 5, 4, 1e36), b)), invalid_argument);
+  {
+    tlm::solver<TestType, double> s(tiny, b);
+    s.add_source(tlm::source::point(1, 1, 1, component::ez, tlm::waveform::impulse(1.0)));
+    const auto p = s.add_probe(1, 1, 1);
+    s.run(2);
+    for (int c = 0; c < 6; ++c)
+      for (double x : s.probe(p).field[std::size_t(c)]) REQUIRE(std::isfinite(x));
+    REQUIRE(s.probe(p)[component::ez][0] == 1.0);
+  }
+
+  const tlm::mesh m(6, 5, 4, 0.01);
+  // A weight that overflows float is refused when the source is added.
+  {
+    tlm::solver<TestType, float> s(m, b);
+    auto src = tlm::source::point(1, 1, 1, component::ez, tlm::waveform::impulse(1.0));
+    src.weight[0] = 1e300;
+    REQUIRE_THROWS_AS(s.add_source(src), invalid_argument);
+    tlm::solver<TestType, double> d(m, b);
+    REQUIRE_NOTHROW(d.add_source(src));
+  }
+  // An amplitude that overflows float, alone, times the weight, or in the
+  // port voltages of the field (four ports of E dl / 2 with dl = 1e4 m; of
+  // H eta0 dl / 2 with dl = 1 cm) stops run() before it injects NaN.
+  struct range_case {
+    double dl, amp, weight;
+    component c;
+  };
+  for (const range_case rc : {range_case{0.01, 1e300, 1.0, component::ez}, range_case{0.01, 1e300, 0.0, component::ez},
+                              range_case{0.01, 1e20, 1e20, component::ez}, range_case{1e4, 1e36, 1.0, component::ez},
+                              range_case{0.01, 1e38, 1.0, component::hz}}) {
+    INFO(rc.dl << " " << rc.amp << " x " << rc.weight << " " << tlm::component_name(rc.c));
+    tlm::solver<TestType, float> s(tlm::mesh(6, 5, 4, rc.dl), b);
+    auto src = tlm::source::point(1, 1, 1, rc.c, tlm::waveform::impulse(rc.amp));
+    src.weight[0] = rc.weight;
+    s.add_source(src);
+    const auto p = s.add_probe(2, 2, 2);
+    const std::string why = message_of([&] { s.run(10); });
+    INFO(why);
+    REQUIRE(why.find("float") != std::string::npos);
+    for (int q = 0; q < 6; ++q)
+      for (double x : s.probe(p).field[std::size_t(q)]) REQUIRE(std::isfinite(x));
+  }
+  // Large values that fit run normally.
+  for (const auto& [c, amp] : {std::pair<component, double>{component::ez, 1e38}, {component::hz, 1e36}}) {
+    tlm::solver<TestType, float> s(m, b);
+    s.add_source(tlm::source::point(1, 1, 1, c, tlm::waveform::impulse(amp)));
+    const auto p = s.add_probe(1, 1, 1);
+    s.run(10);
+    REQUIRE(std::abs(s.probe(p)[c][0] - amp) <= 1e-6 * amp);
+    for (int q = 0; q < 6; ++q)
+      for (double x : s.probe(p).field[std::size_t(q)]) REQUIRE(std::isfinite(x));
+  }
+}
+
+TEST_CASE("walls on a mesh larger than memory fail with the documented errors", "[tlm][errors][memory]") {
+  // 2^50 nodes: the wall mask alone needs 1 PiB.
+  tlm::mesh huge(index_t(1) << 20, index_t(1) << 20, index_t(1) << 10, 1e-3);
+  REQUIRE_THROWS_AS(huge.add_plate(tlm::axis::z, 0, 0, 1, 0, 1), invalid_argument);
+  REQUIRE_THROWS_AS(huge.add_solid({0, 1, 0, 1, 0, 1}), invalid_argument);
+  try {
+    huge.add_box({0, 1, 0, 1, 0, 1});
+    FAIL("expected invalid_argument");
+  } catch (const invalid_argument& e) {
+    INFO(e.what());
+    REQUIRE(std::string(e.what()).find("memory") != std::string::npos);
+  }
+  REQUIRE_FALSE(huge.has_walls());
+  std::istringstream in("mesh 1048576 1048576 1024 0.001\n\nsolid 0 1 0 1 0 1\n");
+  try {
+    (void)tlm::mesh::parse(in, "big.txt");
+    FAIL("expected io_error");
+  } catch (const io_error& e) {
+    INFO(e.what());
+    REQUIRE(std::string(e.what()).rfind("big.txt:3:", 0) == 0);
+  }
+}
+
+TEST_CASE("write_vtk refuses dimensions whose product overflows", "[tlm][errors][output]") {
+  const std::string path = "tlm_test_overflow.vtk";
+  const index_t big = index_t(1) << 32;
+  // 2^32 * 2^32 wraps to 0 in 64 bits, which matched the empty value list.
+  REQUIRE_THROWS_AS(tlm::write_vtk(path, "a", {}, {big, big, 1}, {0, 0, 0}, 1.0), invalid_argument);
+  REQUIRE_THROWS_AS(tlm::write_vtk(path, "a", {1.0, 2.0}, {big, big, 2}, {0, 0, 0}, 1.0), invalid_argument);
+  REQUIRE_THROWS_AS(tlm::write_vtk(path, "a", {1.0}, {std::numeric_limits<index_t>::max(), 2, 1}, {0, 0, 0}, 1.0),
+                    invalid_argument);
+  REQUIRE_FALSE(std::ifstream(path).good());
+}
+
+TEMPLATE_LIST_TEST_CASE("out-of-range enum values are refused", "[tlm][errors][enum]", backends) {
+  const TestType b{};
+  tlm::mesh m(6, 5, 4, 0.01);
+  const auto bad_axis = static_cast<tlm::axis>(5), neg_axis = static_cast<tlm::axis>(-1);
+  const auto bad_face = static_cast<tlm::face>(6);
+  const auto bad_comp = static_cast<component>(7), neg_comp = static_cast<component>(-1);
+  const auto g = tlm::waveform::impulse();
+
+  REQUIRE_THROWS_AS(m.add_plate(bad_axis, 0, 0, 1, 0, 1), invalid_argument);
+  REQUIRE_THROWS_AS(m.add_plate(neg_axis, 0, 0, 1, 0, 1), invalid_argument);
+  REQUIRE_THROWS_AS(m.add_iris(bad_axis, 1, 0, 1, 0, 1), invalid_argument);
+  REQUIRE_THROWS_AS(m.size(bad_axis), invalid_argument);
+  REQUIRE_THROWS_AS(m.set_boundary(bad_face, 0.0), invalid_argument);
+  REQUIRE_THROWS_AS(m.boundary(bad_face), invalid_argument);
+  REQUIRE_THROWS_AS(m.wall(0, 0, 0, static_cast<tlm::face>(-3)), invalid_argument);
+  REQUIRE_FALSE(m.has_walls());
+  REQUIRE(m.boundaries() == tlm::mesh(6, 5, 4, 0.01).boundaries());
+  try {
+    (void)tlm::component_name(bad_comp);
+    FAIL("expected invalid_argument");
+  } catch (const invalid_argument& e) {
+    INFO(e.what());
+    REQUIRE(std::string(e.what()).find("bad component") != std::string::npos);
+  }
+  REQUIRE_THROWS_AS(tlm::component_name(neg_comp), invalid_argument);
+
+  REQUIRE_THROWS_AS(tlm::source::point(1, 1, 1, bad_comp, g), invalid_argument);
+  REQUIRE_THROWS_AS(tlm::source::plane(bad_axis, 1, 0, 2, 0, 2, component::ex, g), invalid_argument);
+  REQUIRE_THROWS_AS(tlm::source::plane(tlm::axis::z, 1, 0, 2, 0, 2, bad_comp, g), invalid_argument);
+  REQUIRE_THROWS_AS(tlm::source::waveguide_te10(tlm::axis::z, 1, bad_axis, 0, 2, 0, 2, g), invalid_argument);
+  REQUIRE_THROWS_AS(tlm::source::waveguide_te10(neg_axis, 1, tlm::axis::x, 0, 2, 0, 2, g), invalid_argument);
+
+  tlm::solver<TestType, float> s(m, b);
+  auto src = tlm::source::point(1, 1, 1, component::ez, g);
+  src.field = bad_comp;
+  REQUIRE_THROWS_AS(s.add_source(src), invalid_argument);
+  src.field = component::ez;
+  src.kind = static_cast<tlm::source_kind>(4);
+  REQUIRE_THROWS_AS(s.add_source(src), invalid_argument);
+  const auto p = s.add_probe(1, 1, 1);
+  s.set_dft_frequencies({1e9});
+  s.run(2);
+  REQUIRE_THROWS_AS(s.probe(p)[bad_comp], invalid_argument);
+  REQUIRE_THROWS_AS(s.dft(p, bad_comp, 0), invalid_argument);
+  REQUIRE_THROWS_AS(s.snapshot(bad_comp, s.volume()), invalid_argument);
+  REQUIRE_THROWS_AS(s.snapshot(neg_comp, s.volume()), invalid_argument);
+  REQUIRE_THROWS_AS(s.plane(bad_axis, 0), invalid_argument);
+  const std::string path = "tlm_test_enum.vtk";
+  REQUIRE_THROWS_AS(s.write_vtk(path, bad_comp, s.volume()), invalid_argument);
+  REQUIRE_FALSE(std::ifstream(path).good());
+}
+
 TEST_CASE("model files: format, walls and line-numbered errors", "[tlm][io]") {
   std::istringstream good(
       "# WR-28 section\n"

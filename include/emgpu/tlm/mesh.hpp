@@ -15,14 +15,22 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <istream>
 #include <limits>
+#include <new>
 #include <string>
+#include <type_traits>
 #include <vector>
+
+#if __has_include(<unistd.h>)
+#include <unistd.h>
+#endif
 
 #include "../core/config.hpp"
 #include "../core/constants.hpp"
 #include "../core/error.hpp"
+#include "node.hpp"
 
 namespace emgpu::tlm {
 
@@ -54,6 +62,79 @@ enum class axis : int { x = 0, y = 1, z = 2 };
 
 /// @brief An outer face of the mesh. Also the bit order of the wall mask.
 enum class face : int { xmin = 0, xmax = 1, ymin = 2, ymax = 3, zmin = 4, zmax = 5 };
+
+namespace detail {
+
+/// @brief Throws invalid_argument naming `who` unless a is x, y or z.
+inline void check_axis(axis a, const char* who) {
+  if (static_cast<unsigned>(a) >= 3u) bad_enum(who, "bad axis (must be x, y or z)");
+}
+
+/// @brief Throws invalid_argument naming `who` unless f is one of the six faces.
+inline void check_face(face f, const char* who) {
+  if (static_cast<unsigned>(f) >= 6u) bad_enum(who, "bad face (must be xmin, xmax, ymin, ymax, zmin or zmax)");
+}
+
+/// @brief x in %g format, for messages (std::to_string prints 1e-320 as 0.000000).
+inline std::string format_g(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
+/// @brief "float" or "double", for messages.
+template <class Real>
+inline const char* real_name() {
+  return std::is_same_v<Real, float> ? "float" : "double";
+}
+
+/// @brief True when x is finite and its conversion to Real is finite too
+///        (converting a double beyond float's range is undefined behaviour).
+template <class Real>
+inline bool representable(double x) {
+  return std::isfinite(x) && std::abs(x) <= double(std::numeric_limits<Real>::max());
+}
+
+/// @brief True when a mesh of cell side dl can run with Real voltages: dt and
+///        every factor that turns voltages into fields or back (computed as
+///        node_fields and readout_scale compute them) are finite, normal and
+///        positive. Outside this range dt or a factor rounds to 0 or infinity
+///        and every field reads NaN without any other sign of trouble.
+template <class Real>
+inline bool cell_size_fits(double dl) {
+  auto normal_positive = [](auto x) {
+    return std::isfinite(x) && x >= std::numeric_limits<decltype(x)>::min();
+  };
+  if (!(std::isfinite(dl) && dl > 0)) return false;
+  if (!normal_positive(dl / (2.0 * constants::c0))) return false;
+  const double se = 1.0 / (2.0 * dl), sh = 1.0 / (2.0 * constants::eta0 * dl);
+  if (!representable<Real>(dl) || !representable<Real>(se) || !representable<Real>(sh)) return false;
+  const Real r = Real(dl);
+  return normal_positive(r) && normal_positive(Real(se)) && normal_positive(Real(sh)) &&
+         normal_positive(Real(0.5) / r) && normal_positive(Real(0.5) / (Real(constants::eta0) * r));
+}
+
+/// @brief Refuses (invalid_argument "WHAT needs X GiB, more than the host's
+///        Y GiB of memory") an allocation larger than the host's physical
+///        memory, so it fails with a clear message instead of std::bad_alloc
+///        or the out-of-memory killer.
+inline void check_host_memory(std::size_t bytes, const std::string& what) {
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGE_SIZE)
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && page > 0) {
+    const double phys = double(pages) * double(page);
+    if (double(bytes) > phys)
+      throw invalid_argument(what + " needs " + std::to_string(double(bytes) / 1073741824.0) +
+                             " GiB, more than the host's " + std::to_string(phys / 1073741824.0) +
+                             " GiB of memory");
+  }
+#else
+  (void)bytes;
+  (void)what;
+#endif
+}
+
+}  // namespace detail
 
 /// @brief Half-open node ranges [i0, i1) x [j0, j1) x [k0, k1).
 struct box {
@@ -102,12 +183,18 @@ inline std::size_t memory_estimate(index_t nodes, bool walls) {
 class mesh {
  public:
   /// @brief nx x ny x nz cells of side dl (metres); every outer face gets `gamma`.
-  /// @throws emgpu::invalid_argument for sizes < 1, dl not finite and > 0, gamma
+  /// @throws emgpu::invalid_argument for sizes < 1, dl not finite and > 0, dl
+  ///         so small or large that dt or a field scale factor is not a
+  ///         normal double (outside about [1.3e-299, 6e304] m), gamma
   ///         outside [-1, 1] or a node count that overflows.
   mesh(index_t nx, index_t ny, index_t nz, double dl, double gamma = electric_wall)
       : nx_(nx), ny_(ny), nz_(nz), dl_(dl) {
     emgpu::detail::require(nx >= 1 && ny >= 1 && nz >= 1, "emgpu::tlm::mesh: nx, ny, nz must be >= 1");
     emgpu::detail::require(std::isfinite(dl) && dl > 0, "emgpu::tlm::mesh: dl must be finite and > 0");
+    if (!detail::cell_size_fits<double>(dl))
+      throw invalid_argument("emgpu::tlm::mesh: dl = " + detail::format_g(dl) +
+                             " m is out of range: dt = dl / (2 c0) or the field scale factors "
+                             "1 / (2 dl), 1 / (2 eta0 dl) underflow or overflow a double");
     constexpr index_t lim = std::numeric_limits<index_t>::max() / 64;
     emgpu::detail::require(nx <= lim / ny && nx * ny <= lim / nz,
                     "emgpu::tlm::mesh: node count overflows the index type");
@@ -117,8 +204,12 @@ class mesh {
   index_t nx() const noexcept { return nx_; }
   index_t ny() const noexcept { return ny_; }
   index_t nz() const noexcept { return nz_; }
-  /// Number of nodes along axis a.
-  index_t size(axis a) const noexcept { return a == axis::x ? nx_ : a == axis::y ? ny_ : nz_; }
+  /// @brief Number of nodes along axis a.
+  /// @throws emgpu::invalid_argument when a is not x, y or z.
+  index_t size(axis a) const {
+    detail::check_axis(a, "emgpu::tlm::mesh::size");
+    return a == axis::x ? nx_ : a == axis::y ? ny_ : nz_;
+  }
   /// Cell side in metres.
   double dl() const noexcept { return dl_; }
   /// Time step dl / (2 c0) in seconds.
@@ -132,8 +223,10 @@ class mesh {
   }
 
   /// @brief Sets the reflection coefficient of one outer face.
-  /// @throws emgpu::invalid_argument if gamma is not finite or outside [-1, 1].
+  /// @throws emgpu::invalid_argument for a bad face or a gamma not finite or
+  ///         outside [-1, 1].
   mesh& set_boundary(face f, double gamma) {
+    detail::check_face(f, "emgpu::tlm::mesh::set_boundary");
     check_gamma(gamma);
     gamma_[static_cast<int>(f)] = gamma;
     return *this;
@@ -145,15 +238,23 @@ class mesh {
     gamma_.fill(gamma);
     return *this;
   }
-  double boundary(face f) const noexcept { return gamma_[static_cast<int>(f)]; }
+  /// @brief Reflection coefficient of outer face f.
+  /// @throws emgpu::invalid_argument for a bad face.
+  double boundary(face f) const {
+    detail::check_face(f, "emgpu::tlm::mesh::boundary");
+    return gamma_[static_cast<int>(f)];
+  }
   const std::array<double, 6>& boundaries() const noexcept { return gamma_; }
 
   /// @brief Electric wall on the cell faces of plane `plane` (0..n along
   ///        `normal`) over tangential node ranges [u0, u1) x [v0, v1), (u, v)
   ///        being the other two axes in x, y, z order. On plane 0 or n it
   ///        overrides the outer face's coefficient with -1 there.
-  /// @throws emgpu::invalid_argument when the plate is empty or leaves the mesh.
+  /// @throws emgpu::invalid_argument for a bad axis, when the plate is empty
+  ///         or leaves the mesh, or when the wall mask (1 B per node) would
+  ///         not fit in the host's memory.
   mesh& add_plate(axis normal, index_t plane, index_t u0, index_t u1, index_t v0, index_t v1) {
+    detail::check_axis(normal, "emgpu::tlm::mesh::add_plate");
     const int a = static_cast<int>(normal);
     const int ua = a == 0 ? 1 : 0, va = a == 2 ? 1 : 2;
     const index_t n = size(normal), nu = size(axis(ua)), nv = size(axis(va));
@@ -181,8 +282,10 @@ class mesh {
 
   /// @brief Electric walls over the whole plane except the window
   ///        [u0, u1) x [v0, v1) (an iris or a slot).
-  /// @throws emgpu::invalid_argument when the window is empty or leaves the mesh.
+  /// @throws emgpu::invalid_argument for a bad axis, when the window is empty
+  ///         or leaves the mesh, or as add_plate.
   mesh& add_iris(axis normal, index_t plane, index_t u0, index_t u1, index_t v0, index_t v1) {
+    detail::check_axis(normal, "emgpu::tlm::mesh::add_iris");
     const int a = static_cast<int>(normal);
     const index_t nu = size(axis(a == 0 ? 1 : 0)), nv = size(axis(a == 2 ? 1 : 2));
     emgpu::detail::require(u0 >= 0 && u0 < u1 && u1 <= nu && v0 >= 0 && v0 < v1 && v1 <= nv,
@@ -198,7 +301,8 @@ class mesh {
 
   /// @brief Electric walls on the six sides of the box of nodes b (a closed
   ///        metal shell: the nodes inside form a cavity).
-  /// @throws emgpu::invalid_argument when b is empty or leaves the mesh.
+  /// @throws emgpu::invalid_argument when b is empty or leaves the mesh, or as
+  ///         add_plate.
   mesh& add_box(const box& b) {
     check_box(b);
     add_plate(axis::x, b.i0, b.j0, b.j1, b.k0, b.k1).add_plate(axis::x, b.i1, b.j0, b.j1, b.k0, b.k1);
@@ -209,7 +313,8 @@ class mesh {
 
   /// @brief Fills the cells of b with metal (voxels): every face of every cell
   ///        in b becomes an electric wall, so no pulse enters or leaves them.
-  /// @throws emgpu::invalid_argument when b is empty or leaves the mesh.
+  /// @throws emgpu::invalid_argument when b is empty or leaves the mesh, or as
+  ///         add_plate.
   mesh& add_solid(const box& b) {
     check_box(b);
     ensure_mask();
@@ -234,7 +339,9 @@ class mesh {
   ///        node is an electric wall; empty when there are no walls.
   const std::vector<std::uint8_t>& wall_mask() const noexcept { return mask_; }
   /// @brief True when face f of node (i, j, k) carries an explicit wall.
+  /// @throws emgpu::invalid_argument for a bad face or a node outside the mesh.
   bool wall(index_t i, index_t j, index_t k, face f) const {
+    detail::check_face(f, "emgpu::tlm::mesh::wall");
     emgpu::detail::require(contains(i, j, k), "emgpu::tlm::mesh::wall: node outside the mesh");
     return !mask_.empty() && ((mask_[std::size_t(index(i, j, k))] >> static_cast<int>(f)) & 1u);
   }
@@ -275,8 +382,18 @@ class mesh {
                         b.j1 <= ny_ && b.k0 >= 0 && b.k0 < b.k1 && b.k1 <= nz_,
                     "emgpu::tlm::mesh: box empty or outside the mesh");
   }
+  // The mask is the only large allocation a mesh makes: a model far beyond
+  // memory must fail here as cleanly as in the solver, which checks the same.
   void ensure_mask() {
-    if (mask_.empty()) mask_.assign(std::size_t(node_count()), 0);
+    if (!mask_.empty()) return;
+    const auto bytes = std::size_t(node_count());
+    detail::check_host_memory(bytes, "emgpu::tlm::mesh: the wall mask of " + std::to_string(node_count()) + " nodes");
+    try {
+      mask_.assign(bytes, 0);
+    } catch (const std::bad_alloc&) {  // below physical memory but over a process limit
+      throw invalid_argument("emgpu::tlm::mesh: cannot allocate the wall mask (" +
+                             std::to_string(double(bytes) / 1073741824.0) + " GiB)");
+    }
   }
 
   index_t nx_, ny_, nz_;

@@ -10,8 +10,11 @@
 /// the OpenMP loop and one CUDA thread per node.
 #pragma once
 
+#include <string>
+
 #include "../core/config.hpp"
 #include "../core/constants.hpp"
+#include "../core/error.hpp"
 
 namespace emgpu::tlm {
 
@@ -22,8 +25,26 @@ inline constexpr int num_ports = 12;
 ///        order of the six values a probe records per step.
 enum class component : int { ex = 0, ey = 1, ez = 2, hx = 3, hy = 4, hz = 5 };
 
+namespace detail {
+/// @brief Throws invalid_argument "WHO: WHAT". Out of line and [[noreturn]] so
+///        the enum checks below stay small enough to inline: the compiler then
+///        sees that only valid values get past them (otherwise GCC warns of
+///        out-of-bounds indexing behind a check it cannot see through).
+[[noreturn]] inline void bad_enum(const char* who, const char* what) {
+  throw invalid_argument(std::string(who) + ": " + what);
+}
+/// @brief Throws invalid_argument naming `who` unless c is one of the six
+///        components (a cast from an out-of-range integer would index
+///        six-entry tables out of bounds).
+inline void check_component(component c, const char* who) {
+  if (static_cast<unsigned>(c) >= 6u) bad_enum(who, "bad component (must be ex, ey, ez, hx, hy or hz)");
+}
+}  // namespace detail
+
 /// @brief Short name ("Ex" ... "Hz") for output headers and VTK arrays.
+/// @throws emgpu::invalid_argument for a bad component.
 inline const char* component_name(component c) {
+  detail::check_component(c, "emgpu::tlm::component_name");
   constexpr const char* names[] = {"Ex", "Ey", "Ez", "Hx", "Hy", "Hz"};
   return names[static_cast<int>(c)];
 }
@@ -64,7 +85,8 @@ struct component_ports {
   int sign[4];
 };
 
-/// @brief Ports and signs of component c (see component_ports).
+/// @brief Ports and signs of component c (see component_ports). Device code
+///        cannot throw: c must be valid (the public entry points check it).
 EMGPU_HD inline component_ports ports_of(component c) {
   switch (c) {
     case component::ex: return {{0, 1, 8, 11}, {1, 1, 1, 1}};
@@ -77,7 +99,8 @@ EMGPU_HD inline component_ports ports_of(component c) {
 }
 
 /// @brief Factor that turns the signed port sum of component c into the field:
-///        -1/(2 dl) for E (V/m), 1/(2 eta0 dl) for H (A/m).
+///        -1/(2 dl) for E (V/m), 1/(2 eta0 dl) for H (A/m). c must be valid
+///        (as for ports_of).
 EMGPU_HD inline double readout_scale(component c, double dl) {
   return static_cast<int>(c) < 3 ? -1.0 / (2.0 * dl) : 1.0 / (2.0 * constants::eta0 * dl);
 }

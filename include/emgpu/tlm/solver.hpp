@@ -17,14 +17,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
-
-#if __has_include(<unistd.h>)
-#include <unistd.h>
-#endif
 
 #include "../backend.hpp"
 #include "../core/constants.hpp"
@@ -42,8 +39,12 @@ struct probe_series {
   index_t i = 0, j = 0, k = 0;
   index_t first_step = 0;                     ///< step of sample 0
   std::array<std::vector<double>, 6> field;   ///< by component (Ex ... Hz)
-  /// Samples of component c, one per step.
-  const std::vector<double>& operator[](component c) const { return field[std::size_t(c)]; }
+  /// @brief Samples of component c, one per step.
+  /// @throws emgpu::invalid_argument for a bad component.
+  const std::vector<double>& operator[](component c) const {
+    detail::check_component(c, "emgpu::tlm::probe_series");
+    return field[std::size_t(c)];
+  }
 };
 
 /// @brief What a progress callback is told.
@@ -135,19 +136,7 @@ struct square_fn {
 
 /// Host backends: refuse a model larger than the machine's physical memory.
 inline void check_memory(const backend::serial&, std::size_t bytes) {
-#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGE_SIZE)
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  if (pages > 0 && page > 0) {
-    const double phys = double(pages) * double(page);
-    if (double(bytes) > phys)
-      throw invalid_argument("emgpu::tlm::solver: the model needs " +
-                             std::to_string(double(bytes) / 1073741824.0) +
-                             " GiB, more than the host's " + std::to_string(phys / 1073741824.0) +
-                             " GiB of memory");
-  }
-#else
-  (void)bytes;
-#endif
+  check_host_memory(bytes, "emgpu::tlm::solver: the model");
 }
 
 #if defined(__CUDACC__)
@@ -194,10 +183,17 @@ class solver {
   using buffer = vector_t<Backend, T>;
 
   /// @brief Allocates and zeroes the voltages of model m on backend b.
-  /// @throws emgpu::invalid_argument when the model exceeds host memory;
-  ///         emgpu::device_error (out_of_memory() set) when it exceeds the free
-  ///         device memory or an allocation fails.
+  /// @throws emgpu::invalid_argument when the model exceeds host memory or its
+  ///         cell size does not fit Real (float: dl outside about
+  ///         [1.2e-38, 1.1e35] m, where dl or a field scale factor is not a
+  ///         normal float); emgpu::device_error (out_of_memory() set) when it
+  ///         exceeds the free device memory or an allocation fails.
   explicit solver(const mesh& m, Backend b = {}) : mesh_(m), b_(b) {
+    if (!detail::cell_size_fits<Real>(mesh_.dl()))
+      throw invalid_argument("emgpu::tlm::solver: dl = " + detail::format_g(mesh_.dl()) + " m does not fit " +
+                             detail::real_name<Real>() +
+                             ": dl or the field scale factors 1 / (2 dl), 1 / (2 eta0 dl) underflow "
+                             "or overflow; use double or another unit of length");
     detail::check_memory(b_, mesh_.memory_bytes<Real>());
     n_ = mesh_.node_count();
     ps_ = port_stride<Real>(n_);
@@ -219,24 +215,30 @@ class solver {
   double time() const noexcept { return double(step_) * mesh_.dt(); }
 
   /// @brief Adds an excitation; returns its index.
-  /// @throws emgpu::invalid_argument when a node is outside the mesh, the
-  ///         node and weight lists differ in length or a weight is not finite.
+  /// @throws emgpu::invalid_argument for a bad component or kind, when a node
+  ///         is outside the mesh, the node and weight lists differ in length
+  ///         or a weight is not finite or too large for Real.
   index_t add_source(const source& s) {
+    detail::check_kinds(s.field, s.kind, "emgpu::tlm::solver::add_source");
     emgpu::detail::require(s.i.size() == s.j.size() && s.i.size() == s.k.size() &&
                         s.i.size() == s.weight.size() && !s.i.empty(),
                     "emgpu::tlm::solver::add_source: node and weight lists must be non-empty and equal in length");
     std::vector<index_t> nodes(s.i.size());
     std::vector<Real> w(s.i.size());
+    Real wmax = 0;
     for (std::size_t q = 0; q < s.i.size(); ++q) {
       emgpu::detail::require(mesh_.contains(s.i[q], s.j[q], s.k[q]),
                       "emgpu::tlm::solver::add_source: source node outside the mesh");
-      emgpu::detail::require(std::isfinite(s.weight[q]), "emgpu::tlm::solver::add_source: non-finite weight");
+      if (!detail::representable<Real>(s.weight[q]))
+        throw invalid_argument("emgpu::tlm::solver::add_source: weight " + detail::format_g(s.weight[q]) +
+                               " is not finite in " + detail::real_name<Real>());
       nodes[q] = mesh_.index(s.i[q], s.j[q], s.k[q]);
       w[q] = Real(s.weight[q]);
+      wmax = std::max(wmax, std::abs(w[q]));
     }
     dev_source d{s.field, s.kind, s.signal,
                  to_backend(b_, std::span<const index_t>(nodes.data(), nodes.size())),
-                 to_backend(b_, std::span<const Real>(w.data(), w.size()))};
+                 to_backend(b_, std::span<const Real>(w.data(), w.size())), wmax};
     sources_.push_back(std::move(d));
     return index_t(sources_.size()) - 1;
   }
@@ -276,8 +278,9 @@ class solver {
   }
   const std::vector<double>& dft_frequencies() const noexcept { return freqs_; }
   /// @brief Running DFT of component c at probe p and frequency number q.
-  /// @throws emgpu::invalid_argument for bad indices.
+  /// @throws emgpu::invalid_argument for bad indices or a bad component.
   std::complex<double> dft(index_t p, component c, index_t q) const {
+    detail::check_component(c, "emgpu::tlm::solver::dft");
     emgpu::detail::require(p >= 0 && p < index_t(probes_.size()) && q >= 0 && q < index_t(freqs_.size()),
                     "emgpu::tlm::solver::dft: bad probe or frequency index");
     return dft_[std::size_t(p)][std::size_t(q) * 6 + std::size_t(c)];
@@ -292,7 +295,10 @@ class solver {
   }
 
   /// @brief Advances `steps` time steps.
-  /// @throws emgpu::invalid_argument for steps < 0; emgpu::device_error on CUDA failures.
+  /// @throws emgpu::invalid_argument for steps < 0, or (leaving the steps
+  ///         before it done) a waveform value that is not finite or whose
+  ///         field or port voltages overflow Real; emgpu::device_error on
+  ///         CUDA failures.
   void run(index_t steps) {
     emgpu::detail::require(steps >= 0, "emgpu::tlm::solver::run: steps must be >= 0");
     if (probes_dirty_) upload_probes();
@@ -311,10 +317,11 @@ class solver {
         const double a = src.signal(step_, t);
         if (a == 0.0 && src.kind == source_kind::soft) continue;
         emgpu::detail::require(std::isfinite(a), "emgpu::tlm::solver::run: source waveform returned a non-finite value");
+        const Real scale = Real(readout_scale(src.field, mesh_.dl()));
+        check_amplitude(a, src.wmax, scale);
         for_each_index(aux(), index_t(src.nodes.size()),
                        detail::inject_fn<Real>{v_[cur_].data(), ps_, src.nodes.data(), src.weight.data(),
-                                               ports_of(src.field), Real(readout_scale(src.field, mesh_.dl())),
-                                               Real(a), src.kind == source_kind::hard});
+                                               ports_of(src.field), scale, Real(a), src.kind == source_kind::hard});
       }
       if (!probes_.empty()) {
         for_each_index(aux(), index_t(probes_.size()),
@@ -358,8 +365,10 @@ class solver {
 
   /// @brief Component c at the nodes of region (x fastest), from the current
   ///        incident voltages.
-  /// @throws emgpu::invalid_argument when the region is empty or leaves the mesh.
+  /// @throws emgpu::invalid_argument for a bad component or a region that is
+  ///         empty or leaves the mesh.
   std::vector<double> snapshot(component c, const box& region) const {
+    detail::check_component(c, "emgpu::tlm::solver::snapshot");
     check_region(region);
     const index_t m = region.count();
     auto out = make_vector<Real>(b_, m);
@@ -372,8 +381,9 @@ class solver {
   /// @brief Whole-mesh box, for snapshot() and write_vtk().
   box volume() const noexcept { return box{0, mesh_.nx(), 0, mesh_.ny(), 0, mesh_.nz()}; }
   /// @brief The plane of nodes with coordinate `index` along `normal`.
-  /// @throws emgpu::invalid_argument when index is outside the mesh.
+  /// @throws emgpu::invalid_argument for a bad axis or an index outside the mesh.
   box plane(axis normal, index_t index) const {
+    detail::check_axis(normal, "emgpu::tlm::solver::plane");
     emgpu::detail::require(index >= 0 && index < mesh_.size(normal), "emgpu::tlm::solver::plane: index outside the mesh");
     box b = volume();
     if (normal == axis::x) b.i0 = index, b.i1 = index + 1;
@@ -435,7 +445,26 @@ class solver {
     waveform signal;
     buffer<index_t> nodes;
     buffer<Real> weight;
+    Real wmax;  // largest |weight|
   };
+
+  // The kernel forms the field amp * weight and moves four ports by
+  // field / (4 scale) in Real: a double amplitude that is finite but beyond
+  // Real's range would turn the node (and soon the mesh) into inf and NaN.
+  // The ports are bounded by max / 4 because the scatter adds four of them.
+  void check_amplitude(double a, Real wmax, Real scale) const {
+    constexpr Real big = std::numeric_limits<Real>::max();
+    bool ok = detail::representable<Real>(a);
+    if (ok) {
+      const Real field = std::abs(Real(a)) * wmax;
+      ok = field <= big && field / (Real(4) * std::abs(scale)) <= big / Real(4);
+    }
+    if (!ok)
+      throw invalid_argument("emgpu::tlm::solver::run: source amplitude " + detail::format_g(a) + " at step " +
+                             std::to_string(step_) + " times its largest weight " + detail::format_g(double(wmax)) +
+                             " overflows " + detail::real_name<Real>() +
+                             " (the field or its port voltages); use double or smaller values");
+  }
 
   // Sources and probes touch a handful of nodes per step: on the host a
   // parallel region would cost more than the work, so they run serially.

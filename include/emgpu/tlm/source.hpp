@@ -100,6 +100,16 @@ class waveform {
 /// @brief How a source acts on its component (see the file comment).
 enum class source_kind { soft, hard };
 
+namespace detail {
+/// @brief Throws invalid_argument naming `who` for a component or kind outside
+///        its enumeration (the factories check, and the solver again, since a
+///        source's members are public).
+inline void check_kinds(component c, source_kind kind, const char* who) {
+  check_component(c, who);
+  if (kind != source_kind::soft && kind != source_kind::hard) bad_enum(who, "bad source kind (must be soft or hard)");
+}
+}  // namespace detail
+
 /// @brief Nodes, weights, component, kind and waveform of one excitation.
 /// Build with the factories; the solver validates the nodes against its mesh.
 struct source {
@@ -110,14 +120,17 @@ struct source {
   std::vector<double> weight;    ///< per node
 
   /// @brief One node.
+  /// @throws emgpu::invalid_argument for a bad component or kind.
   static source point(index_t i0, index_t j0, index_t k0, component c, waveform g,
                       source_kind kind = source_kind::soft) {
+    detail::check_kinds(c, kind, "emgpu::tlm::source::point");
     source s{c, kind, std::move(g), {i0}, {j0}, {k0}, {1.0}};
     return s;
   }
   /// @brief Uniform weight 1 over the nodes of plane `index` normal to
   ///        `normal`, tangential ranges [u0, u1) x [v0, v1) ((u, v) = the other
   ///        two axes in x, y, z order).
+  /// @throws emgpu::invalid_argument as profiled.
   static source plane(axis normal, index_t index, index_t u0, index_t u1, index_t v0, index_t v1,
                       component c, waveform g, source_kind kind = source_kind::soft) {
     return profiled(normal, index, u0, u1, v0, v1, c, std::move(g), kind, [](double, double) { return 1.0; });
@@ -127,10 +140,13 @@ struct source {
   ///        measured from the wall at u0 along `broad` (x = (u - u0 + 1/2) dl,
   ///        a = (u1 - u0) dl). The component is the E field along the remaining
   ///        (narrow) axis, unless c is given.
-  /// @throws emgpu::invalid_argument when broad == normal.
+  /// @throws emgpu::invalid_argument for a bad axis, when broad == normal, or
+  ///         as profiled.
   static source waveguide_te10(axis normal, index_t index, axis broad, index_t u0, index_t u1,
                                index_t v0, index_t v1, waveform g,
                                source_kind kind = source_kind::soft) {
+    detail::check_axis(normal, "emgpu::tlm::source::waveguide_te10");
+    detail::check_axis(broad, "emgpu::tlm::source::waveguide_te10");
     emgpu::detail::require(broad != normal, "emgpu::tlm::source::waveguide_te10: broad axis == guide axis");
     const int a = int(normal), b = int(broad);
     const int narrow = 3 - a - b;
@@ -144,9 +160,13 @@ struct source {
                     });
   }
   /// @brief Plane source with weight profile(u, v) at node (u, v) of the plane.
+  /// @throws emgpu::invalid_argument for a bad axis, component or kind, or an
+  ///         empty range.
   template <class Profile>
   static source profiled(axis normal, index_t index, index_t u0, index_t u1, index_t v0, index_t v1,
                          component c, waveform g, source_kind kind, Profile profile) {
+    detail::check_axis(normal, "emgpu::tlm::source::profiled");
+    detail::check_kinds(c, kind, "emgpu::tlm::source::profiled");
     emgpu::detail::require(u0 < u1 && v0 < v1, "emgpu::tlm::source: empty plane range");
     source s{c, kind, std::move(g), {}, {}, {}, {}};
     const int a = int(normal), ua = a == 0 ? 1 : 0, va = a == 2 ? 1 : 2;

@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -16,14 +17,20 @@ namespace emgpu::tlm {
 
 /// @brief Writes `values` (x fastest, dims[0] x dims[1] x dims[2]) as the
 ///        scalar array `name` of a legacy VTK file.
-/// @throws emgpu::invalid_argument when sizes disagree or the name is empty;
+/// @throws emgpu::invalid_argument when a dimension is < 1, their product
+///         overflows, sizes disagree or the name is empty;
 ///         emgpu::io_error when the file cannot be written.
 inline void write_vtk(const std::string& path, const std::string& name,
                       const std::vector<double>& values, std::array<index_t, 3> dims,
                       std::array<double, 3> origin, double spacing) {
-  emgpu::detail::require(dims[0] > 0 && dims[1] > 0 && dims[2] > 0 &&
-                      index_t(values.size()) == dims[0] * dims[1] * dims[2],
-                  "emgpu::tlm::write_vtk: values do not match dims");
+  emgpu::detail::require(dims[0] > 0 && dims[1] > 0 && dims[2] > 0,
+                         "emgpu::tlm::write_vtk: every dimension must be >= 1");
+  // Checked before multiplying: a wrapped product could match values.size().
+  constexpr index_t lim = std::numeric_limits<index_t>::max();
+  emgpu::detail::require(dims[0] <= lim / dims[1] && dims[0] * dims[1] <= lim / dims[2],
+                         "emgpu::tlm::write_vtk: the number of points dims[0] dims[1] dims[2] overflows");
+  emgpu::detail::require(index_t(values.size()) == dims[0] * dims[1] * dims[2],
+                         "emgpu::tlm::write_vtk: values do not match dims");
   emgpu::detail::require(!name.empty() && name.find_first_of(" \t\n") == std::string::npos,
                   "emgpu::tlm::write_vtk: the array name must be one non-empty word");
   std::ofstream f(path);
