@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <complex>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -433,6 +434,194 @@ TEMPLATE_LIST_TEST_CASE("fe_iiee: bad input raises invalid_argument", "[fe_iiee]
   REQUIRE_THROWS_AS(fe::psi<double>(nrm, scat, k0, emgpu::complex<double>(0)), E);
 }
 
+// One source point at the origin (weight 1/2) with J = p / w and M = 0
+// radiates exactly the field of a Hertzian dipole p (no quadrature error), which
+// hertzian_dipole evaluates in long double (std::exp(-j k R)): a reference
+// independent of the kernel's sin/cos. Observers with integer coordinates
+// (R = 3 .. 13) make every dx and R^2 exact, so the phase k R of a pair carries
+// only rsqrt (<= 3 u relative), r2 * a and k * r (u each) and the reduction
+// of sin/cos (1.6 u past 1.6e6: x / (2 pi) rounded once, as the CUDA path's
+// x / pi): <= 6.6 u k R, bounded by 7 u k R. The amplitudes (G, p, q, the
+// sums and finish: a few tens of roundings) get 64 u on top (measured
+// 1.1e-15 = 10 u at k R = 30).
+TEMPLATE_LIST_TEST_CASE("fe_iiee: phases k R up to 1e14 against a long double dipole", "[fe_iiee]",
+                        emgpu_test::backends) {
+  const TestType b{};
+  constexpr double u = std::numeric_limits<double>::epsilon() / 2;
+  const std::vector<double> src{0, 0, 0}, w{0.5};
+  const std::vector<double> obs{3, 4, 12, -2, 3, 6, 1, -2, 2, 0, 0, -5, 8, -4, 1, 2, 6, -9};
+  const double r_max = 13;
+  const auto kr = GENERATE(30.0, 2e6, 4e9, 1e12, 1e14);
+  const double k = kr / r_max;
+  fe::hertzian_dipole<double> d{{0, 0, 0}, {std::complex<double>(1.0, 0.5), {-0.3, 0.2}, {0.7, -0.4}}, k, eta0};
+  std::vector<emgpu::complex<double>> J(3), M(3, emgpu::complex<double>(0));
+  for (int c = 0; c < 3; ++c) J[std::size_t(c)] = emgpu::from_std(d.p[std::size_t(c)] / w[0]);
+  fe::radiation_operator<TestType> op(b, {.points = src, .weights = w}, obs, {k, eta0});
+  const auto err = field_errors(op.apply(J, M), obs, d, false);
+  const double bound = 7 * u * kr + 64 * u;
+  INFO("k R_max = " << kr << ": E " << err[0] << " curlE " << err[1] << " bound " << bound);
+  CHECK(err[0] <= bound);
+  CHECK(err[1] <= bound);
+}
+
+// Normals are normalised on entry at any finite scale: scaling each normal by
+// a power of two must not change a single bit of the result (the unit normal
+// is formed after dividing by the largest component, which undoes the scaling
+// exactly), while n . n of the scaled normals over- or underflows.
+TEMPLATE_LIST_TEST_CASE("fe_iiee: normals of any finite length (1e-200 .. 1e200)", "[fe_iiee]",
+                        emgpu_test::backends) {
+  const TestType b{};
+  const auto s = sphere(0.5, {0, 0, 0}, 12, 24);
+  const auto obs = box_points(0.6, {0, 0, 0}, 3);
+  const auto c = dipole_currents<double>(dipole({0.05, 0, -0.02}), s);
+  fe::radiation_operator<TestType> ref(b, {.points = s.points, .weights = s.weights, .normals = s.normals},
+                                       obs, {k0, eta0});
+  const auto want = ref.apply_fields(c.E, c.H);
+  // 2^665 = 1.3e200 (n . n overflows: zero fields before), 2^-665 (n . n
+  // underflows: "zero normal" before), and both mixed.
+  auto scaled = [](std::vector<double> n, int e_even, int e_odd) {
+    for (std::size_t i = 0; i < n.size(); ++i) n[i] = std::ldexp(n[i], (i / 3) % 2 ? e_odd : e_even);
+    return n;
+  };
+  SECTION("S' normals of the operator") {
+    const int e[3][2] = {{665, 665}, {-665, -665}, {665, -665}};
+    for (const auto& ex : e) {
+      INFO("normals scaled by 2^" << ex[0] << " and 2^" << ex[1]);
+      const auto n = scaled(s.normals, ex[0], ex[1]);
+      fe::radiation_operator<TestType> op(b, {.points = s.points, .weights = s.weights, .normals = n}, obs,
+                                          {k0, eta0});
+      CHECK(emgpu_test::rel_diff(op.apply_fields(c.E, c.H), want) == 0.0);
+    }
+  }
+  // Psi normalises its normals the same way (host helper and backend
+  // version); before, it used them as given.
+  SECTION("S normals of Psi") {
+    const auto nrm = box_normals(3);
+    const index_t n_o = index_t(nrm.size() / 3);
+    const auto psi_want = fe::psi<double>(nrm, want, k0);
+    for (const auto& ex : {std::array<int, 2>{1, 1}, std::array<int, 2>{665, -665}}) {
+      INFO("Psi normals scaled by 2^" << ex[0] << " and 2^" << ex[1]);
+      const auto n = scaled(nrm, ex[0], ex[1]);
+      CHECK(emgpu_test::rel_diff(fe::psi<double>(n, want, k0), psi_want) == 0.0);
+      const auto nb = emgpu_test::upload(b, n);
+      const auto sb = emgpu_test::upload(b, want);
+      auto ob = make_vector<emgpu::complex<double>>(b, 3 * n_o);
+      fe::psi<TestType, double>(b, nb.data(), sb.data(), n_o, 1, k0, emgpu::complex<double>(1), nullptr,
+                                ob.data());
+      std::vector<emgpu::complex<double>> got(std::size_t(3 * n_o));
+      copy_to_host(b, ob.data(), 3 * n_o, got.data());
+      // The same operations; device code may contract them into FMAs, which
+      // moves each of the ~8 roundings of a component by <= u: 8 u < 1e-15.
+      CHECK(emgpu_test::rel_diff(got, psi_want) <= 1e-15);
+    }
+  }
+}
+
+namespace {
+// what() of the emgpu::invalid_argument that f throws, "" when it throws none.
+template <class F>
+std::string invalid_argument_message(F&& f) {
+  try {
+    f();
+  } catch (const emgpu::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE("fe_iiee: min_separation must be finite and >= 0", "[fe_iiee]", emgpu_test::backends) {
+  const TestType b{};
+  using op_t = fe::radiation_operator<TestType>;
+  const auto s = sphere(0.5, {0, 0, 0}, 6, 12);
+  const auto obs = box_points(0.6, {0, 0, 0}, 2);
+  const fe::source_surface<double> src{.points = s.points, .weights = s.weights};
+  const double sqrt_eps = std::sqrt(std::numeric_limits<double>::epsilon());
+  for (const double bad : {-1.0, -1e-300, double(NAN), double(INFINITY)}) {
+    INFO("min_separation = " << bad);
+    const auto msg = invalid_argument_message([&] { op_t(b, src, obs, {k0, eta0}, {.min_separation = bad}); });
+    CHECK(msg.find("min_separation") != std::string::npos);
+  }
+  // 0 is the documented default: sqrt(epsilon) x the bounding-box diagonal
+  // (2 x 0.6 sqrt(3) here; six roundings on the two sides: 1e-15).
+  const op_t dflt(b, src, obs, {k0, eta0}, {.min_separation = 0.0});
+  CHECK(dflt.min_separation() == op_t(b, src, obs, {k0, eta0}).min_separation());
+  CHECK(std::abs(dflt.min_separation() / (sqrt_eps * 1.2 * std::sqrt(3.0)) - 1) <= 1e-15);
+  const op_t given(b, src, obs, {k0, eta0}, {.min_separation = 0.01});
+  CHECK(given.min_separation() == 0.01);
+}
+
+TEMPLATE_LIST_TEST_CASE("fe_iiee: k times the extent of the geometry must not overflow", "[fe_iiee]",
+                        emgpu_test::backends) {
+  const TestType b{};
+  using op_t = fe::radiation_operator<TestType>;
+  const std::vector<double> src{0, 0, 0}, w{1.0}, obs{1, 0.3, -0.2};
+  REQUIRE_NOTHROW(op_t(b, {.points = src, .weights = w}, obs, {1e300, eta0}));
+  // k R = 1.75e308 x 1.06 is not a finite phase: NaN fields before.
+  const auto msg = invalid_argument_message([&] { op_t(b, {.points = src, .weights = w}, obs, {1.75e308, eta0}); });
+  CHECK(msg.find("overflows") != std::string::npos);
+  // R^2 itself overflows the kernel.
+  const std::vector<double> far{1e200, 0, 0};
+  CHECK(invalid_argument_message([&] { op_t(b, {.points = src, .weights = w}, far, {1e-300, eta0}); }) != "");
+}
+
+// Finite currents whose folding w eta J overflows: every path reports it as
+// the device path always did ("non-finite input (or an overflow folding it)"),
+// and the next good call works.
+TEMPLATE_LIST_TEST_CASE("fe_iiee: an overflow folding finite currents raises invalid_argument", "[fe_iiee]",
+                        emgpu_test::backends) {
+  const TestType b{};
+  const std::vector<double> src{0, 0, 0}, w{1.0}, nrm{0, 0, 1}, obs{1, 0.3, -0.2};
+  fe::radiation_operator<TestType> op(b, {.points = src, .weights = w, .normals = nrm}, obs, {k0, eta0});
+  using C = emgpu::complex<double>;
+  const std::vector<C> huge{C(1e306, 0), C(0, 0), C(0, 0)}, huge_h{C(0, 0), C(0, -1e306), C(0, 0)};
+  const std::vector<C> J{C(1, 0), C(0, 0.5), C(0, 0)}, zero(3, C(0, 0));
+  const std::string want = "non-finite input (or an overflow folding it)";
+  auto has = [&](const std::string& m) { return m.find(want) != std::string::npos; };
+  CHECK(has(invalid_argument_message([&] { op.apply(huge, zero); })));
+  CHECK(has(invalid_argument_message([&] { op.apply_keep(huge, zero); })));
+  CHECK(has(invalid_argument_message([&] { op.apply_fields(zero, huge_h); })));
+  CHECK(has(invalid_argument_message([&] { op.apply_fields_keep(zero, huge_h); })));
+  const auto hb = emgpu_test::upload(b, huge), zb = emgpu_test::upload(b, zero), hh = emgpu_test::upload(b, huge_h);
+  CHECK(has(invalid_argument_message([&] { op.apply_resident(hb.data(), zb.data(), 1); })));
+  CHECK(has(invalid_argument_message([&] { op.apply_fields_resident(zb.data(), hh.data(), 1); })));
+  // the device's flag is re-armed: a good call after the bad ones
+  for (const auto& v : op.apply(J, zero)) CHECK((std::isfinite(v.real()) && std::isfinite(v.imag())));
+}
+
+TEMPLATE_LIST_TEST_CASE("fe_iiee: Psi rejects bad normals and mu_r", "[fe_iiee]", emgpu_test::backends) {
+  const TestType b{};
+  using C = emgpu::complex<double>;
+  const index_t n_o = 40;  // enough for a parallel reduction over the normals
+  const std::vector<C> scat(std::size_t(6 * n_o), C(1, 1));
+  std::vector<double> good(std::size_t(3 * n_o), 0.0);
+  for (index_t o = 0; o < n_o; ++o) good[std::size_t(3 * o + o % 3)] = 1;
+  REQUIRE_NOTHROW(fe::psi<double>(good, scat, 1.0));
+  for (const double v : {double(NAN), double(INFINITY), 0.0}) {
+    std::vector<double> n = good;
+    n[3 * 37] = v, n[3 * 37 + 1] = 0, n[3 * 37 + 2] = 0;  // observer 37: NaN, Inf or zero
+    INFO("normal (" << v << ", 0, 0)");
+    const std::string want = "normal at observer 37";
+    CHECK(invalid_argument_message([&] { fe::psi<double>(n, scat, 1.0); }).find(want) != std::string::npos);
+    // the backend version checks its (backend) normals too
+    const auto nb = emgpu_test::upload(b, n);
+    const auto sb = emgpu_test::upload(b, scat);
+    auto ob = make_vector<C>(b, 3 * n_o);
+    CHECK(invalid_argument_message([&] {
+            fe::psi<TestType, double>(b, nb.data(), sb.data(), n_o, 1, 1.0, C(1), nullptr, ob.data());
+          }).find(want) != std::string::npos);
+  }
+  for (const C mu : {C(INFINITY, 0), C(1, NAN), C(NAN, 0)}) {
+    INFO("mu_r = " << mu.real() << " + " << mu.imag() << "j");
+    CHECK(invalid_argument_message([&] { fe::psi<double>(good, scat, 1.0, mu); }).find("mu_r must be finite") !=
+          std::string::npos);
+  }
+  CHECK(invalid_argument_message([&] { fe::psi<double>(good, scat, 1.0, C(0)); }).find("mu_r must not be 0") !=
+        std::string::npos);
+  CHECK(invalid_argument_message([&] { fe::psi<double>(good, scat, 1.0, C(1e-310, 0)); }) != "");
+  REQUIRE_NOTHROW(fe::psi<double>(good, scat, 1.0, C(1e-300, 1e-300)));
+}
+
 #if defined(EMGPU_TEST_CUDA)
 // The FP64 tensor-core kernel against the CUDA-core kernel and the serial
 // backend, for RHS counts that fill 0..3 of the 4-RHS n-tiles of a chunk and
@@ -574,6 +763,17 @@ TEST_CASE("fe_iiee: multi-GPU partitions (virtual and real) equal one GPU", "[fe
   auto nan_J = all.J;
   nan_J[1] = emgpu::complex<double>(NAN, 0.0);
   REQUIRE_THROWS_AS(mg.apply(nan_J, all.M), emgpu::invalid_argument);
+  // An overflow folding finite currents (w eta J) as on one GPU; then a good call.
+  {
+    using C = emgpu::complex<double>;
+    const std::vector<double> p1{0, 0, 0}, w1{1.0}, o3{1, 0.3, -0.2, -1, 0.5, 0.1, 0.2, 2, 0};
+    fe::multi_gpu_operator<double> one({.points = p1, .weights = w1}, o3, {k0, eta0},
+                                       {.devices = {0}, .partitions_per_device = 2});
+    const std::vector<C> huge{C(1e306, 0), C(0, 0), C(0, 0)}, zero(3, C(0, 0)), J{C(1, 0), C(0, 0.5), C(0, 0)};
+    CHECK(invalid_argument_message([&] { one.apply(huge, zero); }).find("overflow folding") != std::string::npos);
+    fe::radiation_operator<emgpu::backend::cuda> single({}, {.points = p1, .weights = w1}, o3, {k0, eta0});
+    CHECK(emgpu_test::rel_diff(one.apply(J, zero), single.apply(J, zero)) <= 1e-14);
+  }
 }
 #endif
 
@@ -703,5 +903,57 @@ TEST_CASE("fe_iiee: host sin/cos and 1/sqrt of the kernel policy", "[fe_iiee]") 
   INFO("sincos " << worst_sc << " rsqrt " << worst_rs);
   CHECK(worst_sc <= 4.5e-16);
   CHECK(worst_rs <= 9e-16);
+}
+
+TEST_CASE("fe_iiee: host sin/cos at every magnitude", "[fe_iiee]") {
+  // Reference: the C library in long double (exact reduction at any
+  // magnitude). Past reduce_exact_limit (2^20 pi/2) sincos_host reduces
+  // x / (2 pi) rounded once, as the CUDA path reduces x / pi: the phase moves
+  // by <= 1.6 u |x| (0.56 u from 1/(2 pi), u from the product); on top, the
+  // 4.5e-16 of the exact range. Before: an int overflow from 3.4e9 on.
+  using K = fe::radiation_kernel<double>;
+  constexpr double u = std::numeric_limits<double>::epsilon() / 2;
+  std::vector<double> xs;
+  for (int e = 0; e <= 307; ++e)
+    for (int i = 0; i < 40; ++i) xs.push_back((1.0 + 0.0199 * i + 1e-7 * e) * std::pow(10.0, e));
+  const double lim = K::reduce_exact_limit;
+  for (const double x : {lim, std::nextafter(lim, 0.0), std::nextafter(lim, 1e300), 3.3e9, 3.38e9, 4e9,
+                         std::ldexp(1.0, 31) * 1.5707963267948966, std::ldexp(1.0, 51), std::ldexp(1.0, 52) * 6.283,
+                         std::ldexp(1.0, 53) + 2, std::ldexp(1.0, 106) + std::ldexp(1.0, 54), 1e300,
+                         std::numeric_limits<double>::max()})
+    xs.push_back(x);
+  double worst = 0, worst_x = 0;
+  for (const double xp : xs)
+    for (const double x : {xp, -xp}) {
+      double s, c;
+      K::sincos_host(x, s, c);
+      const double err = std::max(std::abs(double(s - std::sin((long double)x))),
+                                  std::abs(double(c - std::cos((long double)x))));
+      const double ratio = err / (1.6 * u * std::abs(x) + 4.5e-16);
+      if (ratio > worst) worst = ratio, worst_x = x;
+    }
+  INFO("worst error / bound " << worst << " at x = " << worst_x);
+  CHECK(worst <= 1.0);
+  for (const double x : {double(NAN), double(INFINITY), -double(INFINITY)}) {
+    double s, c;
+    K::sincos_host(x, s, c);
+    CHECK((std::isnan(s) && std::isnan(c)));
+  }
+}
+
+TEST_CASE("fe_iiee: host sin/cos, the cheaper exact-range variant", "[fe_iiee]") {
+  // The operator takes sincos_host<false> when every k R < reduce_exact_limit:
+  // there both variants keep the same (Cody-Waite) lane, so equal values.
+  using K = fe::radiation_kernel<double>;
+  const double lim = K::reduce_exact_limit;
+  int differ = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const double x = std::nextafter(lim, 0.0) * std::sin(0.37 * i + 1e-3 * (i % 7));
+    double s0, c0, s1, c1;
+    K::sincos_host<false>(x, s0, c0);
+    K::sincos_host<true>(x, s1, c1);
+    differ += (s0 != s1 || c0 != c1) ? 1 : 0;
+  }
+  CHECK(differ == 0);
 }
 #endif

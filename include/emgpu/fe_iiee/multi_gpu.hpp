@@ -224,6 +224,9 @@ class multi_gpu_operator {
                                                cudaMemcpyDeviceToHost, part.copy.s));
           }
           EMGPU_CUDA_CHECK(cudaStreamSynchronize(part.copy.s));
+          // As radiation_operator::apply: an overflow in the fold (finite
+          // input) throws, after the run, leaving `out` unspecified.
+          head.check_fold_flag(Fields ? "apply_fields" : "apply");
         } catch (...) {
           errors[p] = std::current_exception();
         }

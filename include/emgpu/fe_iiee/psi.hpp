@@ -6,11 +6,14 @@
 
 #include <cmath>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "../backend.hpp"
 #include "../core/complex.hpp"
 #include "../core/error.hpp"
+#include "detail/functors.hpp"
+#include "detail/normals.hpp"
 #include "types.hpp"
 
 namespace emgpu::fe_iiee {
@@ -18,7 +21,7 @@ namespace emgpu::fe_iiee {
 namespace detail {
 template <class Real>
 struct psi_fn {
-  const Real* normals;           // 3 per observer
+  const Real* normals;           // 3 per observer, validated, any length
   const complex<Real>* scat;     // 6 per observer per RHS, `layout`
   const complex<Real>* psi_inc;  // 3 per observer per RHS or null
   complex<Real>* out;            // c + 3 (o + n_obs r)
@@ -28,7 +31,8 @@ struct psi_fn {
   scat_layout layout;
   EMGPU_HD void operator()(index_t i) const {
     const index_t o = i % n_obs, r = i / n_obs;
-    const Real n[3] = {normals[3 * o], normals[3 * o + 1], normals[3 * o + 2]};
+    Real n[3] = {Real(0), Real(0), Real(0)};
+    unit_normal(normals + 3 * o, n);  // psi() checked every normal before the launch
     complex<Real> e[3], c[3];
     for (int f = 0; f < 3; ++f) {
       e[f] = scat[scat_index(layout, f, o, r, n_obs, n_rhs)];
@@ -54,26 +58,41 @@ struct psi_fn {
 ///        observer for every RHS, on backend b (all pointers in its memory).
 /// @tparam Backend an emgpu backend tag.
 /// @tparam Real    float or double.
-/// @param normals  3 n_obs unit normals of S (outward from the FEM region's interior).
+/// @param normals  3 n_obs normals of S (outward from the FEM region's
+///                 interior), normalised here (any finite nonzero length).
 /// @param scat     the scat_vec (6 n_obs n_rhs values in `layout`).
 /// @param psi_inc  3 n_obs n_rhs values (c + 3 (o + n_obs r)) or nullptr for none.
 /// @param out      3 n_obs n_rhs values, c + 3 (o + n_obs r).
-/// @throws emgpu::invalid_argument on k0 <= 0, mu_r == 0, n_obs < 1 or n_rhs < 1.
+/// @throws emgpu::invalid_argument on n_obs < 1, n_rhs < 1, null normals, scat
+///         or out, k0 <= 0 or not finite, mu_r zero or not finite (or so small
+///         that 1/mu_r overflows), or a zero or non-finite normal.
 template <class Backend, class Real>
 inline void psi(const Backend& b, const Real* normals, const complex<Real>* scat, index_t n_obs,
                 index_t n_rhs, Real k0, complex<Real> mu_r, const complex<Real>* psi_inc,
                 complex<Real>* out, scat_layout layout = scat_layout::by_rhs) {
-  emgpu::detail::require(n_obs >= 1 && n_rhs >= 1, "fe_iiee::psi: need n_obs >= 1 and n_rhs >= 1");
-  emgpu::detail::require(std::isfinite(double(k0)) && k0 > 0, "fe_iiee::psi: k0 must be finite and > 0");
-  emgpu::detail::require(abs2(mu_r) > 0, "fe_iiee::psi: mu_r must not be 0");
+  using emgpu::detail::require;
+  require(n_obs >= 1 && n_rhs >= 1, "fe_iiee::psi: need n_obs >= 1 and n_rhs >= 1");
+  require(normals != nullptr && scat != nullptr && out != nullptr,
+          "fe_iiee::psi: normals, scat and out must not be null");
+  require(std::isfinite(double(k0)) && k0 > 0, "fe_iiee::psi: k0 must be finite and > 0");
+  require(std::isfinite(double(mu_r.real())) && std::isfinite(double(mu_r.imag())),
+          "fe_iiee::psi: mu_r must be finite");
+  require(mu_r.real() != 0 || mu_r.imag() != 0, "fe_iiee::psi: mu_r must not be 0");
+  const complex<Real> inv_mu_r = complex<Real>(1) / mu_r;
+  require(std::isfinite(double(inv_mu_r.real())) && std::isfinite(double(inv_mu_r.imag())),
+          "fe_iiee::psi: 1/mu_r overflows (|mu_r| too small)");
+  // One pass over the normals (on the device: one reduction) before the work.
+  const index_t bad = reduce(b, n_obs, n_obs, detail::first_bad_normal_fn<Real>{normals, n_obs},
+                             detail::min_real_fn{});
+  require(bad == n_obs, "fe_iiee::psi: zero or non-finite normal at observer " + std::to_string(bad));
   for_each_index(b, n_obs * n_rhs,
-                 detail::psi_fn<Real>{normals, scat, psi_inc, out, n_obs, n_rhs, k0,
-                                      complex<Real>(1) / mu_r, layout});
+                 detail::psi_fn<Real>{normals, scat, psi_inc, out, n_obs, n_rhs, k0, inv_mu_r, layout});
 }
 
 /// @brief Host convenience: Psi from host arrays; n_rhs = scat.size() / (6 n_obs).
 /// @throws emgpu::invalid_argument on mismatched sizes (normals 3 n_obs, scat
-///         6 n_obs n_rhs, psi_inc empty or 3 n_obs n_rhs), k0 <= 0 or mu_r == 0.
+///         6 n_obs n_rhs, psi_inc empty or 3 n_obs n_rhs), and as the backend
+///         version (k0, mu_r, zero or non-finite normals).
 template <class Real>
 inline std::vector<complex<Real>> psi(std::span<const Real> normals,
                                       std::span<const complex<Real>> scat, Real k0,

@@ -13,6 +13,7 @@
 /// the j k of curl E being applied once per observer after the sum.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -58,12 +59,15 @@ struct radiation_kernel {
   }
 
   /// @brief Geometry of one pair; (dx, dy, dz) = r - r'. R must be > 0.
+  /// @tparam Wide host only: false when k R < reduce_exact_limit is known for
+  ///         every pair (see sincos_host), true (default) for any k R.
+  template <bool Wide = true>
   EMGPU_HD static coupling couple(Real dx, Real dy, Real dz, Real k, Real inv_k) {
     const Real r2 = dx * dx + dy * dy + dz * dz;
     const Real a = rsqrt_hd(r2);
     const Real r = r2 * a;
     Real s, c;
-    sincos_hd(k * r, s, c);
+    sincos_hd<Wide>(k * r, s, c);
     // G = (cos kR - j sin kR) a / (4 pi)
     constexpr Real inv4pi = Real(0.0795774715459476678844418816862571810);
     const Real ga = a * inv4pi;
@@ -125,6 +129,7 @@ struct radiation_kernel {
     y = y * (1.5 - h * y * y);
     return y;
   }
+  template <bool Wide = true>
   EMGPU_HD static void sincos_hd(Real x, Real& s, Real& c) {
 #if defined(__CUDA_ARCH__)
     // sincospi's argument reduction is exact and branch-free (no Payne-Hanek
@@ -135,11 +140,11 @@ struct radiation_kernel {
 #else
     if constexpr (sizeof(Real) == 4) {
       double sd, cd;
-      sincos_host(double(x), sd, cd);
+      sincos_host<Wide>(double(x), sd, cd);
       s = Real(sd);
       c = Real(cd);
     } else {
-      sincos_host(x, s, c);
+      sincos_host<Wide>(x, s, c);
     }
 #endif
   }
@@ -147,20 +152,60 @@ struct radiation_kernel {
   /// @brief sin and cos on the host, branch-free so that the host loops
   ///        vectorise over observers (the C library's sincos is an opaque scalar
   ///        call costing as much as the rest of a pair).
-  /// Cody-Waite reduction by pi/2 in three parts (the first with 33 significant
-  /// bits, so n * p1 is exact for |n| < 2^20, i.e. |x| < 1.6e6), then the Taylor
-  /// series to r^17 / r^18 on |r| <= pi/4 (truncation < 1e-19): within 1-2 ulp.
-  /// The round-to-nearest uses the 1.5 * 2^52 shifter: do not build with
-  /// -ffast-math (which may fold it away).
+  /// @tparam Wide true (default): any x; false: only |x| < reduce_exact_limit
+  ///         (cheaper; the operator uses it when k times the extent of its
+  ///         geometry stays below that), larger |x| give wrong values.
+  /// @param x the argument (NaN or Inf give NaN).
+  /// @param s, c sin(x) and cos(x).
+  ///
+  /// Two argument reductions to r in [-pi/4, pi/4] and a quadrant n:
+  /// - |x| < reduce_exact_limit (1.6e6): Cody-Waite by pi/2 in three parts (the
+  ///   first with 33 significant bits, so n * p1 is exact for |n| <= 2^20):
+  ///   within 1-2 ulp of sin(x) and cos(x) for the given x.
+  /// - beyond (Wide only; there n * p1 rounds, and n overflowed an int from
+  ///   3.4e9 on): as the CUDA path's sincospi, the phase in turns
+  ///   t = x / (2 pi), rounded once, whose reduction is exact at every
+  ///   magnitude. That rounding (with that of 1/(2 pi)) moves the phase by at
+  ///   most 1.6 u |x| (u = 2^-53): the result is sin and cos of x (1 + d),
+  ///   |d| <= 1.6 u, the size of the rounding of the phase k R itself
+  ///   (k * R with R from rsqrt carries a few u |k R|).
+  /// Both are computed and one is kept per lane by arithmetic on a sign bit
+  /// (step_host), not by a branch. Then the Taylor series to r^17 / r^18
+  /// (truncation < 1e-19). The quadrant is read from the bits of a double (a
+  /// float-to-int conversion is undefined for a large value). The rounding
+  /// uses 2^52 shifters: do not build with -ffast-math (which may fold them
+  /// away).
+  template <bool Wide = true>
   static void sincos_host(double x, double& s, double& c) {
     constexpr double two_over_pi = 0.63661977236758134308;
     constexpr double p1 = 0x1.921fb544p+0;          // pi/2 to 33 bits
     constexpr double p2 = 0x1.0b4611a626331p-34;    // next 53 bits
     constexpr double p3 = 0x1.1701b839a252p-88;     // and the next
-    constexpr double shifter = 0x1.8p52;
-    const double nf = (x * two_over_pi + shifter) - shifter;
-    const double r = ((x - nf * p1) - nf * p2) - nf * p3;
-    const int q = int(nf);
+    constexpr double shift = 0x1.8p52;               // rounds any |y| < 2^51
+    // Cody-Waite: x = n pi/2 + r.
+    double n = (x * two_over_pi + shift) - shift;
+    double r = ((x - n * p1) - n * p2) - n * p3;
+    if constexpr (Wide) {
+      constexpr double inv_2pi = 0.159154943091895335768883763372514362;
+      constexpr double pi_2 = 1.57079632679489661923132169163975144;
+      // Turns: f = t - rint(t) in [-1/2, 1/2], exact: the 2^52 shifter (with
+      // t's sign) rounds any |t| <= 2^52; every larger double is an integer,
+      // f = 0, and the shifted value (finite, wrong there) is masked off.
+      const double t = x * inv_2pi;
+      const double big = std::copysign(0x1p52, t);
+      const double f4 = 4.0 * (t - ((t + big) - big)) * step_host(0x1p52 - std::fabs(t));
+      const double n_t = (f4 + shift) - shift;  // in [-2, 2]
+      const double r_t = (f4 - n_t) * pi_2;
+      // m = 1 below the limit, else 0: for |x| < limit, limit - |x| >=
+      // ulp(limit) = 2^-32 > 2^-33. For finite x both lanes are finite, so
+      // a m + b (1 - m) is exact.
+      const double m = step_host((reduce_exact_limit - std::fabs(x)) - 0x1p-33);
+      n = n * m + n_t * (1.0 - m);
+      r = r * m + r_t * (1.0 - m);
+    }
+    // n mod 4: the low bits of n + 1.5 * 2^52 (n is an integer with
+    // |n| <= 2^20, so the sum is exact with ulp 1).
+    const std::uint64_t qb = std::bit_cast<std::uint64_t>(n + shift);
     const double r2 = r * r;
     // (-1)^k / (2k+1)! and (-1)^k / (2k)!
     const double sp =
@@ -171,13 +216,26 @@ struct radiation_kernel {
         r2 * (-1.0 / 87178291200.0 + r2 * (1.0 / 20922789888000.0 + r2 * (-1.0 / 6402373705728000.0)))))));
     const double sr = r + r * r2 * sp;
     const double cr = 1.0 - 0.5 * r2 + r2 * r2 * cp;
+    // Odd quadrants swap sin and cos; quadrants 2, 3 negate sin, 1, 2 cos.
+    // Only the low two bits count: the 64 to 32 bit narrowing keeps them and
+    // is defined for any value (a double to int conversion is not).
+    const int q = int(std::uint32_t(qb));
     const bool swap = (q & 1) != 0;
     const double sv = swap ? cr : sr, cv = swap ? sr : cr;
     s = (q & 2) != 0 ? -sv : sv;
     c = ((q + 1) & 2) != 0 ? -cv : cv;
   }
 
+  /// |x| below which sincos_host's Cody-Waite reduction is exact: 2^20 pi/2.
+  static constexpr double reduce_exact_limit = 0x1p20 * 1.57079632679489661923;
+
  private:
+  // 1 for d > 0 or +0, 0 for d < 0 or -0, through copysign (a bit operation): a
+  // comparison or std::min / max here becomes a branch that GCC threads the
+  // arithmetic into, which it then cannot if-convert (FP operations may
+  // trap): the observer loop of host_tile would stop vectorising.
+  static double step_host(double d) { return 0.5 + std::copysign(0.5, d); }
+
   // acc3 += G g1 (X x u) + sgn [G p Y + G q (u . Y) u]; for E: X = Mt, Y = Jt, sgn = +1;
   // for C: X = Jt, Y = Mt, sgn = -1.
   EMGPU_HD static void field_part(const coupling& c, const Real* x, const Real* y, Real* acc,

@@ -22,6 +22,7 @@
 #include "detail/cuda_loops.hpp"
 #include "detail/functors.hpp"
 #include "detail/host_loops.hpp"
+#include "detail/normals.hpp"
 #include "radiation_kernel.hpp"
 #include "types.hpp"
 
@@ -65,8 +66,10 @@ class radiation_operator {
   /// @param m         wavenumber k > 0 and impedance eta > 0 of the exterior medium.
   /// @param opts      separation check settings.
   /// @throws emgpu::invalid_argument on empty or mismatched sizes, non-finite
-  ///         values, zero normals, k <= 0, eta <= 0, or an observer closer than
-  ///         the minimum separation to a source point.
+  ///         values, zero normals, k <= 0, eta <= 0, a negative or non-finite
+  ///         min_separation, a geometry whose extent D (bounding-box diagonal)
+  ///         or k D overflows Real, or an observer closer than the minimum
+  ///         separation to a source point.
   /// @throws emgpu::device_error when a device allocation or copy fails.
   radiation_operator(const Backend& b, const source_surface<Real>& sources,
                      std::span<const Real> observers, const medium<Real>& m,
@@ -89,6 +92,10 @@ class radiation_operator {
     require(all_finite_host(sources.points) && all_finite_host(sources.weights) &&
                 all_finite_host(sources.normals) && all_finite_host(observers),
             "fe_iiee::radiation_operator: non-finite geometry or weight");
+    // 0 is the documented "use the default"; anything else that is not a
+    // finite distance is a caller's error, not a request for the default.
+    require(std::isfinite(double(opts.min_separation)) && opts.min_separation >= 0,
+            "fe_iiee::radiation_operator: min_separation must be finite and >= 0 (0: the default)");
 
     std::vector<point4<Real>> hs(static_cast<std::size_t>(n_s_)), ho(static_cast<std::size_t>(n_obs_));
     Real lo[3], hi[3];
@@ -113,10 +120,8 @@ class radiation_operator {
       std::vector<Real> hn(sources.normals.begin(), sources.normals.end());
       for (index_t s = 0; s < n_s_; ++s) {
         Real* n = hn.data() + 3 * s;
-        const Real len = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-        require(len > 0, "fe_iiee::radiation_operator: zero normal at source point " +
-                             std::to_string(s));
-        for (int c = 0; c < 3; ++c) n[c] /= len;
+        require(detail::unit_normal(n, n), "fe_iiee::radiation_operator: zero normal at source point " +
+                                               std::to_string(s));
       }
       normals_ = to_backend(b_, std::span<const Real>(hn));
     }
@@ -125,6 +130,14 @@ class radiation_operator {
 
     const Real diam = std::sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
                                 (hi[2] - lo[2]) * (hi[2] - lo[2]));
+    // Every pair has R <= D, so a finite D keeps the kernel's R^2 finite and
+    // a finite k D its phase k R: past either the fields would be NaN.
+    require(std::isfinite(double(diam)) && std::isfinite(double(k_ * diam)),
+            "fe_iiee::radiation_operator: the extent D of the geometry (" + std::to_string(double(diam)) +
+                ") or k D overflows");
+    // The host sin/cos takes its cheaper reduction when every k R is below
+    // its exact range; the factor 2 covers the rounding of D and of each R.
+    wide_phase_ = !(Real(2) * k_ * diam < Real(kernel_type::reduce_exact_limit));
     min_sep_ = opts.min_separation > 0
                    ? opts.min_separation
                    : std::sqrt(std::numeric_limits<Real>::epsilon()) * diam;
@@ -159,7 +172,10 @@ class radiation_operator {
   /// @param J, M   3 n_s n_rhs complex values each (c + 3 (s + n_s r)), host memory.
   /// @return the scat_vec, 6 n_obs n_rhs complex values in `layout`.
   /// @throws emgpu::invalid_argument on sizes that are not 3 n_s n_rhs (n_rhs >= 1,
-  ///         equal for J and M) or non-finite currents.
+  ///         equal for J and M), non-finite currents, or finite ones whose
+  ///         folding (w eta J, w M) overflows ("non-finite input (or an
+  ///         overflow folding it)"; on the device detected while folding: the
+  ///         call throws after the apply ran).
   /// @throws emgpu::device_error on a failed device allocation, copy or launch.
   std::vector<complex_type> apply(std::span<const complex_type> J, std::span<const complex_type> M,
                                   scat_layout layout = scat_layout::by_rhs) {
@@ -180,7 +196,8 @@ class radiation_operator {
   /// @brief As apply() (host currents), leaving the scat_vec in the backend's
   ///        memory (result()) instead of returning a host copy: for callers
   ///        that place it themselves (multi_gpu_operator gathers the pieces of
-  ///        its partitions straight into one host vector).
+  ///        its partitions straight into one host vector). On the device it
+  ///        returns once the apply is done (it reads the fold's overflow flag).
   /// @throws as apply().
   const buffer<complex_type>& apply_keep(std::span<const complex_type> J, std::span<const complex_type> M,
                                          scat_layout layout = scat_layout::by_rhs) {
@@ -199,17 +216,18 @@ class radiation_operator {
 
   /// @brief apply() on currents already in the backend's memory; the scat_vec
   ///        stays there (result()). Nothing crosses the PCIe bus.
-  /// @throws emgpu::invalid_argument on n_rhs < 1, null pointers or non-finite currents
-  ///         (on the device this is detected while folding: the call then
-  ///         throws after the apply ran, and result() is unspecified).
+  /// @throws emgpu::invalid_argument on n_rhs < 1, null pointers, non-finite currents
+  ///         or an overflow folding them (on the device this is detected while
+  ///         folding: the call then throws after the apply ran, and result()
+  ///         is unspecified).
   const buffer<complex_type>& apply_resident(const complex_type* J, const complex_type* M,
                                              index_t n_rhs, scat_layout layout = scat_layout::by_rhs) {
     check_resident(J, M, n_rhs, "apply_resident");
     ensure(folded_, n_s_ * n_rhs * 12);
-    int* bad = arm_finite_flag();
     for_each_index(b_, n_s_ * n_rhs,
-                   detail::fold_currents_fn<Real>{J, M, src_.data(), folded_.data(), n_s_, n_rhs, eta_, bad});
-    finish_resident(bad, n_rhs, layout, "apply_resident");
+                   detail::fold_currents_fn<Real>{J, M, src_.data(), folded_.data(), n_s_, n_rhs, eta_,
+                                                  arm_finite_flag()});
+    finish_resident(n_rhs, layout, "apply_resident");
     return scat_;
   }
 
@@ -222,11 +240,10 @@ class radiation_operator {
                            "fe_iiee::radiation_operator::apply_fields_resident: no normals were given");
     check_resident(E, H, n_rhs, "apply_fields_resident");
     ensure(folded_, n_s_ * n_rhs * 12);
-    int* bad = arm_finite_flag();
     for_each_index(b_, n_s_ * n_rhs,
                    detail::fold_fields_fn<Real>{E, H, normals_.data(), src_.data(), folded_.data(),
-                                                n_s_, n_rhs, eta_, bad});
-    finish_resident(bad, n_rhs, layout, "apply_fields_resident");
+                                                n_s_, n_rhs, eta_, arm_finite_flag()});
+    finish_resident(n_rhs, layout, "apply_fields_resident");
     return scat_;
   }
 
@@ -248,7 +265,9 @@ class radiation_operator {
   template <class R, class S>
   friend class multi_gpu_operator;
 
-  /// Checks and folds host input into folded_ (no run); returns n_rhs.
+  /// Checks and folds host input into folded_ (no run); returns n_rhs. On the
+  /// device an overflow in the fold is reported by check_fold_flag() after
+  /// the run.
   template <bool Fields>
   index_t fold_checked(std::span<const complex_type> a, std::span<const complex_type> c, const char* what) {
     const std::string where = std::string("fe_iiee::radiation_operator::") + what;
@@ -256,7 +275,8 @@ class radiation_operator {
     const index_t n_rhs = rhs_count(a.size(), c.size(), what);
     emgpu::detail::require(all_finite_host(a) && all_finite_host(c),
                            where + (Fields ? ": non-finite field" : ": non-finite current"));
-    fold_host_input<Fields>(a.data(), c.data(), n_rhs);
+    fold_host_input<Fields>(a.data(), c.data(), n_rhs, arm_finite_flag());
+    check_fold_host(n_rhs, what);
     return n_rhs;
   }
   const Real* folded_data() const noexcept { return folded_.data(); }
@@ -283,7 +303,9 @@ class radiation_operator {
 
   // Resident inputs: on the host they are scanned before use; on the device
   // the fold raises a flag (flag_non_finite) that is read once the apply is
-  // queued, so no reductions and host round trips precede the work.
+  // queued, so no reductions and host round trips precede the work. Finite
+  // input can still overflow in the fold (w eta J): check_fold_host /
+  // check_fold_flag catch that on every path with the same error.
   void check_resident(const complex_type* a, const complex_type* b, index_t n_rhs,
                       const char* what) const {
     const std::string where = std::string("fe_iiee::radiation_operator::") + what;
@@ -302,15 +324,28 @@ class radiation_operator {
       return nullptr;
     }
   }
-  void finish_resident(int* bad, index_t n_rhs, scat_layout layout, const char* what) {
+  void finish_resident(index_t n_rhs, scat_layout layout, const char* what) {
+    check_fold_host(n_rhs, what);
     run(n_rhs, layout);
+    check_fold_flag(what);
+  }
+  // Host backends: the folded values themselves are scanned (a flag written
+  // by several OpenMP threads would be a data race), before the run.
+  void check_fold_host(index_t n_rhs, const char* what) const {
+    if constexpr (!is_device_backend_v<Backend>)
+      emgpu::detail::require(all_finite(b_, folded_.data(), 12 * n_s_ * n_rhs),
+                             std::string("fe_iiee::radiation_operator::") + what + ": " + fold_error);
+  }
+  // Device: the flag raised by the fold (arm_finite_flag); reading it waits
+  // for the apply queued after the fold.
+  void check_fold_flag(const char* what) const {
     if constexpr (is_device_backend_v<Backend>) {
       int flag = 0;
-      copy_to_host(b_, static_cast<const int*>(bad), 1, &flag);  // waits for the apply
-      emgpu::detail::require(flag == 0, std::string("fe_iiee::radiation_operator::") + what +
-                                            ": non-finite input (or an overflow folding it)");
+      copy_to_host(b_, static_cast<const int*>(bad_.data()), 1, &flag);
+      emgpu::detail::require(flag == 0, std::string("fe_iiee::radiation_operator::") + what + ": " + fold_error);
     }
   }
+  static constexpr const char* fold_error = "non-finite input (or an overflow folding it)";
 
   template <class T>
   void ensure(buffer<T>& v, index_t n) {
@@ -322,12 +357,13 @@ class radiation_operator {
   void run_host_input(std::span<const complex_type> a, std::span<const complex_type> c, scat_layout layout,
                       const char* what) {
     run(fold_checked<Fields>(a, c, what), layout);
+    check_fold_flag(what);
   }
 
   // Host input: host backends fold straight from the caller's memory; the
   // device backend first copies into its kept staging buffers.
   template <bool Fields>
-  void fold_host_input(const complex_type* a, const complex_type* c, index_t n_rhs) {
+  void fold_host_input(const complex_type* a, const complex_type* c, index_t n_rhs, int* bad) {
     const index_t n = 3 * n_s_ * n_rhs;
     ensure(folded_, n_s_ * n_rhs * 12);
     const complex_type* pa = a;
@@ -343,10 +379,11 @@ class radiation_operator {
     if constexpr (Fields)
       for_each_index(b_, n_s_ * n_rhs,
                      detail::fold_fields_fn<Real>{pa, pc, normals_.data(), src_.data(), folded_.data(),
-                                                  n_s_, n_rhs, eta_});
+                                                  n_s_, n_rhs, eta_, bad});
     else
       for_each_index(b_, n_s_ * n_rhs,
-                     detail::fold_currents_fn<Real>{pa, pc, src_.data(), folded_.data(), n_s_, n_rhs, eta_});
+                     detail::fold_currents_fn<Real>{pa, pc, src_.data(), folded_.data(), n_s_, n_rhs, eta_,
+                                                    bad});
   }
 
   static constexpr detail::loop_kind fixed_kind() {
@@ -411,8 +448,10 @@ class radiation_operator {
       const auto kind = host_kind(n_rhs);
       const int nt = host_threads();
       ensure(acc_, (kind == detail::loop_kind::over_sources ? nt : 1) * n_obs_ * n_rhs * 12);
-      n_part = detail::host_run(kind, nt, src_.data(), n_s_, folded, n_rhs, obs_.data(),
-                                n_obs_, k_, acc_.data());
+      n_part = wide_phase_ ? detail::host_run<true>(kind, nt, src_.data(), n_s_, folded, n_rhs, obs_.data(),
+                                                    n_obs_, k_, acc_.data())
+                           : detail::host_run<false>(kind, nt, src_.data(), n_s_, folded, n_rhs, obs_.data(),
+                                                     n_obs_, k_, acc_.data());
       last_strategy_ = kind_name(kind);
     }
     for_each_index(b_, n_obs_ * n_rhs,
@@ -430,6 +469,7 @@ class radiation_operator {
   Real k_, eta_;
   index_t n_s_ = 0, n_obs_ = 0, last_rhs_ = 0;
   Real min_sep_ = 0;
+  bool wide_phase_ = true;  // some k R may reach radiation_kernel::reduce_exact_limit
   device_kernel kernel_ = device_kernel::automatic;
   dmma_shape dmma_ = dmma_shape::automatic;
   int sm_count_ = 1, cc_major_ = 9;

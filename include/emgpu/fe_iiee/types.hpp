@@ -61,7 +61,8 @@ EMGPU_HD inline index_t scat_index(scat_layout layout, index_t f, index_t o, ind
 /// `weights` the n quadrature weights (area element times rule weight);
 /// `normals` is optional (empty, or 3 n values): needed only to form J and M
 /// from E and H (J = n x H, M = -n x E, n pointing away from the enclosed
-/// sources). Normals are normalised on entry.
+/// sources). Normals are normalised on entry, at any finite nonzero length
+/// (in double 1e-200 and 1e200 alike); zero or non-finite normals are rejected.
 template <class Real>
 struct source_surface {
   std::span<const Real> points;
@@ -114,7 +115,8 @@ template <class Real>
 struct radiation_options {
   /// Observers closer than this to any source point are rejected (the kernel is
   /// singular there). 0 selects sqrt(epsilon) times the diameter of the
-  /// bounding box of all points (1.5e-8 D in double, 3.5e-4 D in float).
+  /// bounding box of all points (1.5e-8 D in double, 3.5e-4 D in float);
+  /// negative, infinite or NaN values are rejected (invalid_argument).
   Real min_separation = 0;
   /// Check every observer against every source at construction (O(n_s n_o),
   /// about 5% of one apply with one RHS). Disable only for trusted geometry.

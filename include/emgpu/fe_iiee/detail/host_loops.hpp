@@ -23,8 +23,10 @@ inline constexpr index_t host_rhs_tile = 32;  // RHS per tile: local = 32 x 12 x
 /// of the contribution of source s to observer o for RHS r (c: accumulator).
 /// The couplings of the tile's observers are formed once per source (scalar:
 /// sincos) and stored lane-wise; the per-RHS accumulation then runs over the
-/// observers as SIMD lanes (unused lanes carry zero couplings).
-template <class Real>
+/// observers as SIMD lanes (unused lanes carry zero couplings). Wide: the
+/// sin/cos of any k R, else only of k R < radiation_kernel::reduce_exact_limit
+/// (cheaper; see sincos_host).
+template <bool Wide, class Real>
 inline void host_tile(const point4<Real>* src, index_t s0, index_t s1, const Real* folded,
                       index_t n_rhs, index_t r0, index_t r1, const point4<Real>* obs, index_t o0,
                       index_t o1, Real k, Real inv_k, Real* local) {
@@ -38,7 +40,7 @@ inline void host_tile(const point4<Real>* src, index_t s0, index_t s1, const Rea
     const point4<Real> sp = src[s];
 #pragma omp simd
     for (index_t o = o0; o < o1; ++o) {
-      const C c = K::couple(obs[o].x - sp.x, obs[o].y - sp.y, obs[o].z - sp.z, k, inv_k);
+      const C c = K::template couple<Wide>(obs[o].x - sp.x, obs[o].y - sp.y, obs[o].z - sp.z, k, inv_k);
       const index_t i = o - o0;
       cu[0][i] = c.ux, cu[1][i] = c.uy, cu[2][i] = c.uz, cu[3][i] = c.gr, cu[4][i] = c.gi;
       cu[5][i] = c.pr, cu[6][i] = c.pi, cu[7][i] = c.qr, cu[8][i] = c.qi;
@@ -71,7 +73,7 @@ inline void host_store(const Real* local, index_t o0, index_t o1, index_t r0, in
 /// Runs the strategy into acc (n_part partial accumulators of n_obs x n_rhs x 12
 /// Real each, [part][o][r][c]) and returns n_part: 1, or for over_sources the
 /// size of the thread team (acc must then hold `threads` parts).
-template <class Real>
+template <bool Wide, class Real>
 inline index_t host_run(loop_kind kind, int threads, const point4<Real>* src, index_t n_s,
                      const Real* folded, index_t n_rhs, const point4<Real>* obs, index_t n_obs,
                      Real k, Real* acc) {
@@ -92,7 +94,7 @@ inline index_t host_run(loop_kind kind, int threads, const point4<Real>* src, in
         const index_t o0 = ot * host_obs_tile, o1 = std::min(n_obs, o0 + host_obs_tile);
         const index_t r0 = rtile * rt, r1 = std::min(n_rhs, r0 + rt);
         std::fill(local.begin(), local.end(), Real(0));
-        host_tile(src, 0, n_s, folded, n_rhs, r0, r1, obs, o0, o1, k, inv_k, local.data());
+        host_tile<Wide>(src, 0, n_s, folded, n_rhs, r0, r1, obs, o0, o1, k, inv_k, local.data());
         host_store(local.data(), o0, o1, r0, r1, n_rhs, acc);
       }
     }
@@ -108,7 +110,7 @@ inline index_t host_run(loop_kind kind, int threads, const point4<Real>* src, in
         for (index_t ot = 0; ot < n_ot; ++ot) {
           const index_t o0 = ot * host_obs_tile, o1 = std::min(n_obs, o0 + host_obs_tile);
           std::fill(local.begin(), local.end(), Real(0));
-          host_tile(src, 0, n_s, folded, n_rhs, r, r + 1, obs, o0, o1, k, inv_k, local.data());
+          host_tile<Wide>(src, 0, n_s, folded, n_rhs, r, r + 1, obs, o0, o1, k, inv_k, local.data());
           host_store(local.data(), o0, o1, r, r + 1, n_rhs, acc);
         }
       }
@@ -138,7 +140,7 @@ inline index_t host_run(loop_kind kind, int threads, const point4<Real>* src, in
         for (index_t r0 = 0; r0 < n_rhs; r0 += rt) {
           const index_t r1 = std::min(n_rhs, r0 + rt);
           std::fill(local.begin(), local.end(), Real(0));
-          host_tile(src, s0, s1, folded, n_rhs, r0, r1, obs, o0, o1, k, inv_k, local.data());
+          host_tile<Wide>(src, s0, s1, folded, n_rhs, r0, r1, obs, o0, o1, k, inv_k, local.data());
           host_store(local.data(), o0, o1, r0, r1, n_rhs, mine);
         }
       }
