@@ -457,6 +457,89 @@ TEMPLATE_LIST_TEST_CASE("Bad input gives NaN; J0 even, J1 odd", "[math][bessel]"
   REQUIRE(std::isnan(math::bessel_j1(nan)));
 }
 
+namespace {
+
+// Leading terms of the series about x = 0, in long double (x86-64: wider range
+// than double, so 2/(pi x) at subnormal x is held before the comparison):
+//   J0 = 1 - x^2/4, J1 = (x/2)(1 - x^2/8), Y0 = (2/pi)((ln(x/2) + gamma) J0 + x^2/4),
+//   Y1 = -2/(pi x) + (x/pi)(ln(x/2) + gamma - 1/2);
+// the omitted terms are x^4 ln x relative: below 1e-30 for x <= 1e-8, 1e-18 at
+// the largest float point, 1e-5.
+// ln(x/2) is formed as ln x - ln 2: x/2 is inexact where long double is double.
+void tiny_series(long double x, long double f[4]) {
+  const long double two_over_pi = 0.636619772367581343075535053490057448L;
+  const long double l = std::log(x) - 0.693147180559945309417232121458176568L + 0.577215664901532860606512090082402431L;
+  const long double x2 = x * x;
+  f[0] = 1 - x2 / 4;
+  f[1] = x / 2 * (1 - x2 / 8);
+  f[2] = two_over_pi * (l * f[0] + x2 / 4);
+  f[3] = -two_over_pi / x + x * two_over_pi / 2 * (l - 0.5L);
+}
+
+// Every entry point at tiny and subnormal x against tiny_series: relative error
+// <= rel, plus one subnormal step for J1 (x/2 rounds on the subnormal grid);
+// where the true value is beyond the type's range (Y1 below ~3.5e-309 in double,
+// ~1.9e-39 in float), -inf.
+template <class B, class T>
+void run_tiny_test(const B& b, std::vector<T> xs, double rel) {
+  for (int i = 0; i <= 400; ++i) {  // log-spaced from the smallest subnormal to 1e-8
+    const double lo = std::log10(double(std::numeric_limits<T>::denorm_min()));
+    const T v = T(std::pow(10.0, lo + (-8.0 - lo) * i / 400.0));
+    if (v > T(0)) xs.push_back(v);
+  }
+  const results<T> r = evaluate(b, xs);
+  const char* what[4] = {"single", "hankel2_n", "hankel2_01", "bessel_jy01"};
+  for (int k = 0; k < 4; ++k)
+    for (int s = 0; s < 4; ++s) {
+      const std::vector<T>& got = s == 0 ? r.f[k] : s == 1 ? r.h[k] : s == 2 ? r.fh[k] : r.fused[k];
+      int failures = 0;
+      T first_x = 0, first_got = 0;
+      long double first_ref = 0;
+      for (std::size_t i = 0; i < xs.size(); ++i) {
+        long double f[4];
+        tiny_series(xs[i], f);
+        const long double g = got[i];
+        const bool ok = std::fabs(f[k]) > std::numeric_limits<T>::max()
+                            ? g == -std::numeric_limits<T>::infinity()
+                            : std::fabs(g - f[k]) <= rel * std::fabs(f[k]) + std::numeric_limits<T>::denorm_min();
+        if (!ok && failures++ == 0) {
+          first_x = xs[i];
+          first_got = got[i];
+          first_ref = f[k];
+        }
+      }
+      INFO(backend_traits<B>::name << " " << (sizeof(T) == 4 ? "float" : "double") << " " << fname[k] << " via "
+           << what[s] << ": " << failures << " failures, first at x = " << double(first_x) << ": " << double(first_got)
+           << " vs series " << double(first_ref));
+      CHECK(failures == 0);
+    }
+}
+
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE("Tiny and subnormal x: J, Y, H agree with the leading series terms", "[math][bessel]",
+                        backends) {
+  // Once ln(x/2) of a subnormal x/2 (-inf at the smallest x) gave Y0 = -inf and
+  // Y1 = NaN, and 1/x overflowed where 2/(pi x) does not (Y1 = -inf at 4e-309).
+  const TestType b{};
+  using lim = std::numeric_limits<double>;
+  const double dm = lim::denorm_min();
+  run_tiny_test<TestType, double>(
+      b,
+      {dm, 2 * dm, 3 * dm, 7 * dm, 1e-320, 1e-315, 1e-310, 3.5e-309, 3.6e-309, 4e-309, 5e-309, 5.6e-309, 1e-308,
+       std::nextafter(0x1p-1021, 0.0), 0x1p-1021, std::nextafter(0x1p-1021, 1.0), lim::min(), 1e-300, 1e-100,
+       1e-20, 1e-9},
+      1e-14);
+  using limf = std::numeric_limits<float>;
+  const float dmf = limf::denorm_min();
+  run_tiny_test<TestType, float>(
+      b,
+      {dmf, 2 * dmf, 3 * dmf, 7 * dmf, 1e-44f, 1e-42f, 1e-40f, 1.8e-39f, 2e-39f, 3e-39f, 5e-39f, 1e-38f,
+       std::nextafter(0x1p-125f, 0.0f), 0x1p-125f, std::nextafter(0x1p-125f, 1.0f), limf::min(), 1e-30f, 1e-20f,
+       1e-10f, 1e-5f},
+      1e-6);
+}
+
 #if !defined(EMGPU_TEST_CUDA)
 TEST_CASE("Bessel functions agree with libstdc++ std::cyl_bessel_j / std::cyl_neumann",
           "[math][bessel]") {

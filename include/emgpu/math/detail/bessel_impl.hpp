@@ -17,6 +17,30 @@ template <class T> inline constexpr T bessel_split = T(8);
 template <class T> inline constexpr T two_over_pi = T(0.636619772367581343075535053490057448);
 template <class T> inline constexpr T one_over_pi = T(0.318309886183790671537767526745028724);
 
+// Below 2 x the smallest normal number, x/2 is subnormal, so ln(x/2) loses bits
+// (it is ln 0 = -inf at the smallest subnormal, and then -inf * J1 = NaN in Y1),
+// and 1/x may overflow where 2/(pi x) does not. Such x take y0_tiny / y1_tiny
+// (jy01_positive does the same by selects).
+template <class T> inline constexpr T bessel_tiny = T(0x1p-1021);
+template <> inline constexpr float bessel_tiny<float> = 0x1p-125f;
+
+/// Y0 for 0 < x < bessel_tiny: (2/pi)(ln(x/2) + gamma), the leading terms of the
+/// series; the rest is x^2 ln x smaller (< 1e-70 in float, < 1e-600 in double).
+/// x 2^s (s = 64, float 32) is normal and exact, so ln(x/2) = ln(x 2^s) - (s + 1) ln 2
+/// loses nothing; the constant is gamma - (s + 1) ln 2 (mpmath).
+template <class T>
+EMGPU_HD inline T y0_tiny(T x) {
+  if constexpr (std::is_same_v<T, float>)
+    return two_over_pi<T> * (hd_log(x * 0x1p32f) + T(-22.2966412935766623501621479180374243));
+  else
+    return two_over_pi<T> * (hd_log(x * 0x1p64) + T(-44.4773510714949122515135758046990745));
+}
+
+/// Y1 for 0 < x < bessel_tiny: -2/(pi x) (the series' next term is x^2 ln x
+/// smaller); one division, so it overflows to -inf only where the true value does.
+template <class T>
+EMGPU_HD inline T y1_tiny(T x) { return -(two_over_pi<T> / x); }
+
 /// Shifted Chebyshev variable of the small-argument pieces: u = t + 1 = x^2/32 in
 /// [0, 2]. Kept as u (not t = u - 1) so that small x keeps its low bits.
 template <class T>
@@ -66,6 +90,7 @@ EMGPU_HD inline T j1(T x) {
 template <class T>
 EMGPU_HD inline T y0(T x) {
   if (!(x > T(0))) return hd_nan<T>();
+  if (x < bessel_tiny<T>) return y0_tiny(x);
   if (x <= bessel_split<T>) {
     const T t = small_u(x);
     return two_over_pi<T> * hd_log(x * T(0.5)) * coef::j0_small(t) + coef::y0_small(t);
@@ -78,6 +103,7 @@ EMGPU_HD inline T y0(T x) {
 template <class T>
 EMGPU_HD inline T y1(T x) {
   if (!(x > T(0))) return hd_nan<T>();
+  if (x < bessel_tiny<T>) return y1_tiny(x);
   if (x <= bessel_split<T>) {
     const T t = small_u(x);
     const T j = x * coef::j1_small(t);
@@ -94,6 +120,7 @@ struct jy { T j, y; };
 
 template <class T>
 EMGPU_HD inline jy<T> jy0_positive(T x) {
+  if (x < bessel_tiny<T>) return {T(1), y0_tiny(x)};  // J0 = 1 - x^2/4 rounds to 1
   if (x <= bessel_split<T>) {
     const T u = small_u(x);
     const T j = coef::j0_small(u);
@@ -107,6 +134,7 @@ EMGPU_HD inline jy<T> jy0_positive(T x) {
 
 template <class T>
 EMGPU_HD inline jy<T> jy1_positive(T x) {
+  if (x < bessel_tiny<T>) return {x * T(0.5), y1_tiny(x)};  // J1 = x/2 to rounding
   if (x <= bessel_split<T>) {
     const T u = small_u(x);
     const T j = x * coef::j1_small(u);
@@ -127,7 +155,15 @@ EMGPU_HD inline jy01<T> jy01_positive(T x) {
   jy01<T> r;
   if (x <= bessel_split<T>) {
     const T t = small_u(x);
-    const T lg = two_over_pi<T> * hd_log(x * T(0.5));
+    // Selects, not a branch to y0_tiny / y1_tiny as elsewhere: the branch's second
+    // log cost a hankel2_01 kernel 4 more registers on sm_90 (34, and a lower
+    // occupancy). Below bessel_tiny ln(x/2) = ln(x 2^s / 2) - s ln 2, x 2^s exact;
+    // the series give J0 = 1 and J1 = x/2 exactly there, and the 1/x term below
+    // is -(2/pi)/x, which overflows only where Y1 does. Above it, + 0 is exact.
+    const bool tiny = x < bessel_tiny<T>;
+    const T scale = std::is_same_v<T, float> ? T(0x1p32f) : T(0x1p64);
+    const T shift = std::is_same_v<T, float> ? T(-22.1807097779182499013514278867) : T(-44.3614195558364998027028557733);
+    const T lg = two_over_pi<T> * (hd_log((tiny ? x * scale : x) * T(0.5)) + (tiny ? shift : T(0)));
     r.j0 = coef::j0_small(t);
     r.j1 = x * coef::j1_small(t);
     r.y0 = lg * r.j0 + coef::y0_small(t);
