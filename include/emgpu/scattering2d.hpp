@@ -18,6 +18,7 @@
 #include <cmath>
 #include <memory>
 #include <span>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -41,8 +42,10 @@ inline double frequency_for_ka(double ka, double a) {
 }
 
 /// @brief n angles in radians from first_deg in steps of (last_deg - first_deg) / (n - 1).
+/// @throws invalid_argument for n < 1 or a non-finite first_deg / last_deg.
 inline std::vector<double> angles_deg(double first_deg, double last_deg, index_t n) {
   detail::require(n >= 1, "emgpu::angles_deg: need n >= 1");
+  detail::require(std::isfinite(first_deg) && std::isfinite(last_deg), "emgpu::angles_deg: angles must be finite");
   std::vector<double> a(static_cast<std::size_t>(n));
   for (index_t i = 0; i < n; ++i)
     a[std::size_t(i)] = (first_deg + (n > 1 ? (last_deg - first_deg) * double(i) / double(n - 1) : 0.0)) *
@@ -172,17 +175,30 @@ class scattering2d {
   /// @brief Scattered E_z (V/m) at host points for every column of a result
   ///        of this solver: points x columns, column-major. Nystrom rule, so
   ///        keep points a few cells away from the contour.
+  /// @param r a result of this solver (its currents, one column per incidence).
+  /// @param points observation points (m), finite.
+  /// @throws invalid_argument when r does not match this solver's unknowns,
+  ///         its current is not unknowns x columns or not finite, a point is
+  ///         not finite, or the field is not finite (a point exactly on an
+  ///         unknown).
   std::vector<complex<double>> scattered_field(const scattering2d_result& r,
                                                std::span<const geometry::point2> points) const {
     detail::require(r.unknowns() == disc_.n, "emgpu::scattering2d::scattered_field: result of another solver");
+    r.check_current("emgpu::scattering2d::scattered_field");
+    for (std::size_t i = 0; i < points.size(); ++i)
+      if (!std::isfinite(points[i].x) || !std::isfinite(points[i].y))
+        throw invalid_argument("emgpu::scattering2d::scattered_field: non-finite point " + std::to_string(i));
     const index_t np = index_t(points.size()), nr = r.columns();
     std::vector<complex<double>> out(static_cast<std::size_t>(np * nr));
     if (np == 0 || nr == 0) return out;
     std::vector<double> px(points.size()), py(points.size());
     for (std::size_t i = 0; i < points.size(); ++i) px[i] = points[i].x, py[i] = points[i].y;
     std::vector<Scalar> jh(r.current.size());
-    for (std::size_t i = 0; i < jh.size(); ++i)
+    for (std::size_t i = 0; i < jh.size(); ++i) {
+      detail::require(std::isfinite(r.current[i].real()) && std::isfinite(r.current[i].imag()),
+                      "emgpu::scattering2d::scattered_field: non-finite current");
       jh[i] = Scalar(real_type_t<Scalar>(r.current[i].real()), real_type_t<Scalar>(r.current[i].imag()));
+    }
     auto j = to_backend(b_, std::span<const Scalar>(jh));
     auto pxd = to_backend(b_, std::span<const double>(px));
     auto pyd = to_backend(b_, std::span<const double>(py));

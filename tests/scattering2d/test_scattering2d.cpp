@@ -273,6 +273,85 @@ TEMPLATE_LIST_TEST_CASE("bad inputs raise the documented errors", "[scattering2d
   STATIC_REQUIRE(emgpu::dense::dense_solver<solver, TestType, emgpu::complexd>);
 }
 
+TEMPLATE_LIST_TEST_CASE("inconsistent results raise invalid_argument, not out-of-bounds reads", "[scattering2d]",
+                        emgpu_test::backends) {
+  const TestType b{};
+  using E = emgpu::invalid_argument;
+  emgpu::scattering2d<TestType, kn::lcn<2>, solver> s(geo::mesh(geo::circle(1.0), 16), 3e8, {}, b);
+  const auto r = s.solve({0.0}, emgpu::angles_deg(0, 359, 4));
+  const std::vector<geo::point2> far{{3, 3}};
+  CHECK(s.scattered_field(r, far).size() == 1);
+  CHECK(r.echo_width(0).size() == 4);
+  auto more_angles = r;  // claims 100 angles, holds the far field of 4
+  more_angles.observation.resize(100);
+  REQUIRE_THROWS_AS(more_angles.echo_width(0), E);
+  REQUIRE_THROWS_AS(more_angles.echo_width_db(0), E);
+  auto more_columns = r;  // claims 2 columns, holds the currents of 1
+  more_columns.incidence.push_back(1.0);
+  REQUIRE_THROWS_AS(s.scattered_field(more_columns, far), E);
+  REQUIRE_THROWS_AS(more_columns.current_at(0, 1), E);
+  REQUIRE_THROWS_AS(more_columns.echo_width(1), E);
+  auto short_current = r;
+  short_current.current.pop_back();
+  REQUIRE_THROWS_AS(s.scattered_field(short_current, far), E);
+  REQUIRE_THROWS_AS(short_current.current_at(0, 0), E);
+  REQUIRE_THROWS_AS(r.current_at(r.unknowns(), 0), E);
+  REQUIRE_THROWS_AS(r.current_at(0, -1), E);
+}
+
+TEMPLATE_LIST_TEST_CASE("non-finite or non-physical k, eta, angles and points raise invalid_argument",
+                        "[scattering2d]", emgpu_test::backends) {
+  const TestType b{};
+  using E = emgpu::invalid_argument;
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  emgpu::scattering2d<TestType, kn::lcn<2>, solver> s(geo::mesh(geo::circle(1.0), 16), 3e8, {}, b);
+  const auto r = s.solve({0.0});
+  // Scattered field: non-finite points, a point exactly on an unknown (H0 is
+  // singular there), non-finite currents.
+  REQUIRE_THROWS_AS(s.scattered_field(r, std::vector<geo::point2>{{nan, 0.0}}), E);
+  REQUIRE_THROWS_AS(s.scattered_field(r, std::vector<geo::point2>{{3.0, 0.0}, {0.0, inf}}), E);
+  REQUIRE_THROWS_AS(s.scattered_field(r, std::vector<geo::point2>{{r.x[0], r.y[0]}}), E);
+  auto bad_current = r;
+  bad_current.current[3] = emgpu::complexd(nan, 0);
+  REQUIRE_THROWS_AS(s.scattered_field(bad_current, std::vector<geo::point2>{{3.0, 0.0}}), E);
+  // Angle helper.
+  REQUIRE_THROWS_AS(emgpu::angles_deg(nan, 10, 3), E);
+  REQUIRE_THROWS_AS(emgpu::angles_deg(0, inf, 3), E);
+  // Operator entry points: k and eta finite and > 0, angles and points finite.
+  const auto& op = s.op();
+  const index_t n = op.size();
+  auto z = make_vector<emgpu::complexd>(b, n * n);
+  const emgpu::matrix_view<emgpu::complexd> zv{z.data(), n, n, n};
+  CHECK_NOTHROW(op.assemble(zv, 2.0));
+  REQUIRE_THROWS_AS(op.assemble(zv, nan), E);
+  REQUIRE_THROWS_AS(op.assemble(zv, 2.0, nan), E);
+  REQUIRE_THROWS_AS(op.assemble(zv, 2.0, -377.0), E);
+  REQUIRE_THROWS_AS(op.assemble(zv, 2.0, 0.0), E);
+  const auto good = emgpu_test::upload(b, std::vector<double>{0.0, 1.0});
+  const auto bad = emgpu_test::upload(b, std::vector<double>{0.0, nan});
+  auto rhs = make_vector<emgpu::complexd>(b, n * 2);
+  const emgpu::matrix_view<emgpu::complexd> rv{rhs.data(), n, 2, n};
+  const emgpu::matrix_view<const emgpu::complexd> jv(rv);
+  auto out = make_vector<emgpu::complexd>(b, 4);
+  CHECK_NOTHROW(op.plane_waves(rv, good.data(), 2.0));
+  REQUIRE_THROWS_AS(op.plane_waves(rv, good.data(), nan), E);
+  REQUIRE_THROWS_AS(op.plane_waves(rv, good.data(), -2.0), E);
+  REQUIRE_THROWS_AS(op.plane_waves(rv, bad.data(), 2.0), E);
+  REQUIRE_THROWS_AS(op.plane_waves(rv, good.data(), 2.0, emgpu::complexd(nan, 0)), E);
+  CHECK_NOTHROW(op.far_field(jv, good.data(), 2, 2.0, out.data()));
+  REQUIRE_THROWS_AS(op.far_field(jv, good.data(), 2, nan, out.data()), E);
+  REQUIRE_THROWS_AS(op.far_field(jv, bad.data(), 2, 2.0, out.data()), E);
+  CHECK_NOTHROW(op.far_field_diagonal(jv, good.data(), 2.0, out.data()));
+  REQUIRE_THROWS_AS(op.far_field_diagonal(jv, good.data(), inf, out.data()), E);
+  REQUIRE_THROWS_AS(op.far_field_diagonal(jv, bad.data(), 2.0, out.data()), E);
+  const auto px = emgpu_test::upload(b, std::vector<double>{3.0, 4.0});
+  const emgpu::matrix_view<const emgpu::complexd> j1{rhs.data(), n, 1, n};
+  CHECK_NOTHROW(op.scattered_field(j1, px.data(), px.data(), 2, 2.0, out.data()));
+  REQUIRE_THROWS_AS(op.scattered_field(j1, px.data(), px.data(), 2, nan, out.data()), E);
+  REQUIRE_THROWS_AS(op.scattered_field(j1, px.data(), px.data(), 2, 2.0, out.data(), -1.0), E);
+  REQUIRE_THROWS_AS(op.scattered_field(j1, bad.data(), px.data(), 2, 2.0, out.data()), E);
+}
+
 TEMPLATE_LIST_TEST_CASE("matrix entries: seed MoM formulas and LCN against the serial fill", "[scattering2d][fill]",
                         emgpu_test::backends) {
   const TestType b{};

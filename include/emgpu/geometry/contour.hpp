@@ -87,13 +87,29 @@ inline bool segments_intersect(point2 a, point2 b, point2 c, point2 d) {
          (d4 == 0 && on(c, d, b));
 }
 
+// Whether consecutive segments a -> b -> c turn back onto each other. They
+// share b, so they overlap beyond it exactly when they are collinear and
+// opposite; the intersection test cannot see that (it always reports the
+// shared node), so neighbours need this test instead. "Collinear" allows
+// 1e-9 rad: rounding alone moves a true 180-degree turn by about
+// eps |r| / |b - a| (under 1e-9 for a body within 1e6 segment lengths of the
+// origin), and a wedge that thin has no meaning for the EFIE either.
+// A straight continuation (turn of 0) is fine: that is a straight edge
+// given by more than two nodes.
+inline bool folds_back(point2 a, point2 b, point2 c) {
+  const point2 u = b - a, v = c - b;
+  const double dot = u.x * v.x + u.y * v.y;
+  return dot < 0 && std::abs(cross(u, v)) <= 1e-9 * norm(u) * norm(v);
+}
+
 }  // namespace detail
 
 /// @brief A closed or open chain of smooth pieces, validated on construction.
 ///
 /// @throws invalid_argument (from the constructor) when there are no pieces,
 ///         a piece has non-finite points or zero length, consecutive pieces do
-///         not join, or the contour intersects itself.
+///         not join, the contour intersects itself or turns back onto itself
+///         (a 180-degree turn), or a closed contour encloses no area.
 class contour {
  public:
   contour(std::vector<piece> pieces, bool closed) : pieces_(std::move(pieces)), closed_(closed) {
@@ -144,18 +160,30 @@ class contour {
   }
 
   // Samples every piece as a polyline (1 segment for straight pieces, 32 for
-  // curved ones) and tests non-adjacent segments pairwise with an x-sweep.
+  // curved ones). Neighbouring segments always touch at their shared node, so
+  // they are tested for turning back onto each other instead; all other pairs
+  // get the closed-segment intersection test through an x-sweep. A closed
+  // polyline that passes both is a simple polygon and so has positive area;
+  // the area test is the guard for what rounding lets through.
   void check_self_intersection() const {
+    using emgpu::detail::require;
     std::vector<point2> pts;
     for (const auto& p : pieces_) {
       const int m = p.straight ? 1 : 32;
       for (int i = 0; i < m; ++i) pts.push_back(p.eval(double(i) / m).r);
     }
     if (!closed_) pts.push_back(pieces_.back().eval(1).r);
-    const std::size_t nseg = closed_ ? pts.size() : pts.size() - 1;
-    if (nseg < 3) return;
+    const std::size_t np = pts.size();
+    const std::size_t nseg = closed_ ? np : np - 1;
+    // Node i joins segments i - 1 and i; node 0 of a closed contour joins the
+    // last segment and the first.
+    for (std::size_t i = closed_ ? 0 : 1; i < (closed_ ? np : np - 1); ++i) {
+      if (detail::folds_back(pts[(i + np - 1) % np], pts[i], pts[(i + 1) % np]))
+        throw invalid_argument("emgpu::geometry::contour: the contour turns back onto itself (180-degree turn at (" +
+                               std::to_string(pts[i].x) + ", " + std::to_string(pts[i].y) + "))");
+    }
     auto seg = [&](std::size_t i) {
-      return std::pair<point2, point2>{pts[i], pts[(i + 1) % pts.size()]};
+      return std::pair<point2, point2>{pts[i], pts[(i + 1) % np]};
     };
     std::vector<std::size_t> order(nseg);
     std::iota(order.begin(), order.end(), 0);
@@ -169,11 +197,24 @@ class contour {
       for (std::size_t jj = ii + 1; jj < nseg && xmin(order[jj]) <= xi; ++jj) {
         const std::size_t j = order[jj];
         const std::size_t d = i > j ? i - j : j - i;
-        if (d == 1 || (closed_ && d == nseg - 1)) continue;  // neighbours share a node
+        if (d == 1 || (closed_ && d == nseg - 1)) continue;  // neighbours: tested above
         const auto sj = seg(j);
-        emgpu::detail::require(!detail::segments_intersect(si.first, si.second, sj.first, sj.second),
-                               "emgpu::geometry::contour: the contour intersects itself");
+        require(!detail::segments_intersect(si.first, si.second, sj.first, sj.second),
+                "emgpu::geometry::contour: the contour intersects itself");
       }
+    }
+    if (closed_) {
+      // Shoelace area about the first node, so that a body far from the
+      // origin loses no digits. The threshold (1e-10 L^2, L the length: a
+      // strip about 4e-10 times thinner than long) is far below any body
+      // the EFIE can resolve in double precision (a strip 1e-6 thin has
+      // 2.5e-7 L^2), and far above the sum's rounding for any sampling
+      // (~ nseg eps L^2 at worst).
+      double twice_area = 0;
+      for (std::size_t i = 1; i + 1 < np; ++i) twice_area += detail::cross(pts[i] - pts[0], pts[i + 1] - pts[0]);
+      const double len = length();
+      require(std::abs(twice_area) > 2e-10 * len * len,
+              "emgpu::geometry::contour: the closed contour encloses no area");
     }
   }
 
@@ -234,8 +275,12 @@ inline void check_nodes(std::span<const point2> nodes, bool closed, const char* 
 }  // namespace detail
 
 /// @brief Polygon (closed) or polyline (open) through `nodes`: straight pieces.
+///        Consecutive collinear nodes that continue in the same direction are
+///        fine (a straight edge given by several nodes).
 /// @throws invalid_argument for fewer than 3 nodes (closed) or 2 (open),
-///         non-finite or repeated nodes, or self-intersection.
+///         non-finite or repeated nodes, self-intersection, a 180-degree turn
+///         (the chain doubling back along itself), or a closed polygon of zero
+///         area (e.g. all nodes on one line).
 inline contour polygon(std::span<const point2> nodes, bool closed = true) {
   detail::check_nodes(nodes, closed, "emgpu::geometry::polygon");
   std::vector<piece> ps;
@@ -262,7 +307,8 @@ inline contour rectangle(double width, double height, point2 centre = {}) {
 /// @brief Any user curve r(u), u in [u0, u1] (closed: r(u1) = r(u0)).
 /// @param dr derivative r'(u); when empty it is taken by an 8th-order central
 ///        difference (about 1e-12 relative for smooth curves).
-/// @throws invalid_argument for u1 <= u0, non-finite points, or self-intersection.
+/// @throws invalid_argument for u1 <= u0, non-finite points, self-intersection,
+///         the curve doubling back along itself, or (closed) zero area.
 inline contour parametric(std::function<point2(double)> r, double u0, double u1, bool closed,
                           std::function<point2(double)> dr = {}) {
   emgpu::detail::require(bool(r), "emgpu::geometry::parametric: empty curve function");

@@ -11,8 +11,10 @@
 /// scattered field E_z^s(r) = -(k eta / 4) Integral_C J_z H0^(2)(k |r - r'|) dt'.
 #pragma once
 
+#include <cmath>
 #include <concepts>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "../backend.hpp"
@@ -575,11 +577,15 @@ class efie2d_operator {
 
   /// @brief Fills the n x n EFIE matrix for wavenumber k: the far pass over all
   ///        entries, then the self (MoM) and near-correction passes.
-  /// @throws invalid_argument for a wrong shape or k <= 0.
+  /// @param z n x n matrix in backend memory.
+  /// @param k wavenumber (rad/m), finite and > 0.
+  /// @param eta wave impedance (ohm), finite and > 0.
+  /// @throws invalid_argument for a wrong shape, or k or eta not finite and > 0.
   template <class S>
   void assemble(matrix_view<S> z, double k, double eta = constants::eta0) const {
     emgpu::detail::require(z.rows == n_ && z.cols == n_, "emgpu::kernel::efie2d_operator::assemble: matrix must be n x n");
-    emgpu::detail::require(std::isfinite(k) && k > 0, "emgpu::kernel::efie2d_operator: wavenumber must be > 0");
+    check_k(k, "assemble");
+    check_eta(eta, "assemble");
     using R = real_type_t<S>;
     const double c = k * eta / 4;
     const bool fast = far_ == far_fill_variant::fast || far_ == far_fill_variant::fast_cs;
@@ -609,20 +615,34 @@ class efie2d_operator {
   near_fill_variant near_fill() const noexcept { return near_; }
 
   /// @brief Plane-wave right-hand sides, one column per incidence angle
-  ///        (radians, direction of travel); `angles` lives in backend memory.
+  ///        (radians, direction of travel).
+  /// @param rhs n x ncols, backend memory.
+  /// @param angles ncols angles in backend memory.
+  /// @param k wavenumber (rad/m).
+  /// @param e0 complex amplitude E0 (V/m).
+  /// @throws invalid_argument for rhs without n rows, k not finite and > 0,
+  ///         or a non-finite angle or e0.
   template <class S>
   void plane_waves(matrix_view<S> rhs, const double* angles, double k, complex<double> e0 = 1.0) const {
     emgpu::detail::require(rhs.rows == n_, "emgpu::kernel::efie2d_operator::plane_waves: rhs must have n rows");
+    check_k(k, "plane_waves");
+    emgpu::detail::require(std::isfinite(e0.real()) && std::isfinite(e0.imag()),
+                           "emgpu::kernel::efie2d_operator::plane_waves: non-finite amplitude e0");
+    check_finite(angles, rhs.cols, "plane_waves: non-finite incidence angle");
     for_each_index(b_, n_, rhs.cols, detail::plane_wave_fn<S>{x_.data(), y_.data(), angles, k, e0, rhs.data, rhs.ld});
   }
 
   /// @brief out(a, r) = far-field integral P(phi_a) of current column r
   ///        (angles and out in backend memory, out column-major with ld nang).
+  /// @throws invalid_argument for currents without n rows, k not finite and
+  ///         > 0, or a non-finite angle.
   template <class S>
   void far_field(matrix_view<const S> j, const double* angles, index_t nang, double k,
                  complex<double>* out) const {
     emgpu::detail::require(j.rows == n_, "emgpu::kernel::efie2d_operator::far_field: currents must have n rows");
+    check_k(k, "far_field");
     if (nang <= 0 || j.cols <= 0) return;
+    check_finite(angles, nang, "far_field: non-finite observation angle");
     // Phase table once (nang x n sincos), then a plain sum per (angle, column):
     // on a GPU angles vary fastest (coalesced), on the host unknowns do.
     auto e = make_vector<complex<double>>(b_, nang * n_);
@@ -632,26 +652,59 @@ class efie2d_operator {
     synchronize(b_);  // e is freed on return
   }
 
-  /// @brief out(r) = P(angles[r]) of current column r (monostatic: one angle per column).
+  /// @brief out(r) = P(angles[r]) of current column r (monostatic: one angle
+  ///        per column; angles and out in backend memory).
+  /// @throws invalid_argument for currents without n rows, k not finite and
+  ///         > 0, or a non-finite angle.
   template <class S>
   void far_field_diagonal(matrix_view<const S> j, const double* angles, double k, complex<double>* out) const {
     emgpu::detail::require(j.rows == n_, "emgpu::kernel::efie2d_operator::far_field_diagonal: currents must have n rows");
+    check_k(k, "far_field_diagonal");
+    check_finite(angles, j.cols, "far_field_diagonal: non-finite angle");
     for_each_index(b_, j.cols, detail::far_field_fn<S>{x_.data(), y_.data(), w_.data(), angles, k, j.data, j.ld, n_, out});
   }
 
   /// @brief Scattered E_z at npts points (px, py in backend memory) for each
   ///        current column; out is npts x ncols. Uses the Nystrom / one-point
   ///        rule, so points should be a few cells away from the contour.
+  /// @throws invalid_argument for currents without n rows, k or eta not
+  ///         finite and > 0, a non-finite point, or a non-finite result (a
+  ///         point exactly on an unknown, where the Hankel function is
+  ///         singular, or non-finite currents).
   template <class S>
   void scattered_field(matrix_view<const S> j, const double* px, const double* py, index_t npts, double k,
                        complex<double>* out, double eta = constants::eta0) const {
     emgpu::detail::require(j.rows == n_, "emgpu::kernel::efie2d_operator::scattered_field: currents must have n rows");
+    check_k(k, "scattered_field");
+    check_eta(eta, "scattered_field");
+    if (npts <= 0 || j.cols <= 0) return;
+    check_finite(px, npts, "scattered_field: non-finite point");
+    check_finite(py, npts, "scattered_field: non-finite point");
     for_each_index(b_, npts, j.cols,
                    detail::near_field_fn<S>{x_.data(), y_.data(), w_.data(), px, py, k, k * eta / 4, j.data,
                                             j.ld, n_, out, npts});
+    check_finite(out, npts * j.cols,
+                 "scattered_field: non-finite field (a point on an unknown, where H0 is singular, "
+                 "or non-finite currents)");
   }
 
  private:
+  static void check_k(double k, const char* who) {
+    if (!(std::isfinite(k) && k > 0))
+      throw invalid_argument(std::string("emgpu::kernel::efie2d_operator::") + who +
+                             ": wavenumber must be finite and > 0");
+  }
+  static void check_eta(double eta, const char* who) {
+    if (!(std::isfinite(eta) && eta > 0))
+      throw invalid_argument(std::string("emgpu::kernel::efie2d_operator::") + who + ": eta must be finite and > 0");
+  }
+  // Angles and points live in backend memory: one reduction there (no copy).
+  template <class T>
+  void check_finite(const T* p, index_t n, const char* what) const {
+    if (n > 0 && !emgpu::all_finite(b_, p, n))
+      throw invalid_argument(std::string("emgpu::kernel::efie2d_operator::") + what);
+  }
+
   Backend b_;
   index_t n_;
   int q_;

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cmath>
+#include <exception>
 #include <vector>
 
 #include "../core/error.hpp"
@@ -37,21 +38,28 @@ struct lcn {
   static_assert(Q >= 1 && Q <= 10, "emgpu::kernel::lcn<Q>: Q (nodes per cell) must be in 1..10");
   static constexpr int nodes_per_cell = Q;
 
-  /// Neighbours on each side along the contour whose entries are corrected.
+  /// Neighbours on each side along the contour whose entries are corrected;
+  /// a value beyond the number of cells corrects every cell.
   int near_cells = 1;
   /// Also correct cells whose centre lies within this many source-cell lengths
   /// (plus half-lengths) of the observer cell's centre; 0 disables. Raise it
   /// for thin bodies whose opposite faces come close.
   double near_distance = 0;
-  /// Sizes of the fine rules for the correction integrals.
+  /// Sizes of the fine rules for the correction integrals, each in
+  /// 4..detail::max_rule_points (256; see there why).
   int log_points = 16, panel_points = 14;
 
-  /// @throws invalid_argument for near_cells < 1 or near_distance < 0.
+  /// @brief Unknowns at the Gauss-Legendre nodes of every cell, and the near plan.
+  /// @param m the mesh (curved or flat cells).
+  /// @throws invalid_argument for near_cells < 1, near_distance < 0 or not
+  ///         finite, or log_points / panel_points outside 4..256; anything a
+  ///         user curve callable throws, from whichever thread calls it.
   discretization discretize(const geometry::mesh& m) const {
-    emgpu::detail::require(near_cells >= 1 && near_distance >= 0,
-                           "emgpu::kernel::lcn: near_cells must be >= 1 and near_distance >= 0");
-    emgpu::detail::require(log_points >= 4 && panel_points >= 4,
-                           "emgpu::kernel::lcn: log_points and panel_points must be >= 4");
+    emgpu::detail::require(near_cells >= 1 && near_distance >= 0 && std::isfinite(near_distance),
+                           "emgpu::kernel::lcn: near_cells must be >= 1 and near_distance finite and >= 0");
+    emgpu::detail::require(log_points >= 4 && panel_points >= 4 && log_points <= detail::max_rule_points &&
+                               panel_points <= detail::max_rule_points,
+                           "emgpu::kernel::lcn: log_points and panel_points must be in 4..256");
     const auto shape = m.shape();
     const auto [s, wg] = detail::gauss_legendre(Q);
     discretization d;
@@ -91,29 +99,41 @@ struct lcn {
     const detail::near_rule_builder rb(m, shape, {log_points, panel_points});
     std::vector<std::vector<rule_point>> cell_rules(static_cast<std::size_t>(nc));
     std::vector<std::vector<near_block>> cell_blocks(static_cast<std::size_t>(nc));
+    // An exception leaving an OpenMP region calls std::terminate: allocation
+    // failures and the user's curve callables are caught per cell and the
+    // first one is rethrown after the loop.
+    std::exception_ptr err;
 #if defined(_OPENMP)
 #pragma omp parallel for schedule(dynamic, 16)
 #endif
     for (index_t c = 0; c < nc; ++c) {  // source cell
-      auto& rules = cell_rules[std::size_t(c)];
-      auto& blocks = cell_blocks[std::size_t(c)];
-      std::vector<geometry::point2> obs(Q);
-      for (index_t o : detail::near_cells(m, c, near_cells, near_distance, centres, lengths)) {
-        if (o == c) {
-          for (int j = 0; j < Q; ++j) {
-            const auto r = rb.self(c, s[std::size_t(j)], rules);
-            blocks.push_back({c * Q + j, c * Q, r.first, r.second});
+      try {
+        auto& rules = cell_rules[std::size_t(c)];
+        auto& blocks = cell_blocks[std::size_t(c)];
+        std::vector<geometry::point2> obs(Q);
+        for (index_t o : detail::near_cells(m, c, near_cells, near_distance, centres, lengths)) {
+          if (o == c) {
+            for (int j = 0; j < Q; ++j) {
+              const auto r = rb.self(c, s[std::size_t(j)], rules);
+              blocks.push_back({c * Q + j, c * Q, r.first, r.second});
+            }
+            continue;
           }
-          continue;
+          for (int j = 0; j < Q; ++j) obs[std::size_t(j)] = {d.x[std::size_t(o * Q + j)], d.y[std::size_t(o * Q + j)]};
+          // Neighbours along the contour share an end node with c (unless the
+          // contour has so few cells that o is on both sides).
+          const bool before = o == m.prev(c), after = o == m.next(c);
+          const auto r = before != after ? rb.adjacent(c, before ? -1 : 1, o, obs, rules) : rb.graded(c, obs, rules);
+          for (int j = 0; j < Q; ++j) blocks.push_back({o * Q + j, c * Q, r.first, r.second});
         }
-        for (int j = 0; j < Q; ++j) obs[std::size_t(j)] = {d.x[std::size_t(o * Q + j)], d.y[std::size_t(o * Q + j)]};
-        // Neighbours along the contour share an end node with c (unless the
-        // contour has so few cells that o is on both sides).
-        const bool before = o == m.prev(c), after = o == m.next(c);
-        const auto r = before != after ? rb.adjacent(c, before ? -1 : 1, o, obs, rules) : rb.graded(c, obs, rules);
-        for (int j = 0; j < Q; ++j) blocks.push_back({o * Q + j, c * Q, r.first, r.second});
+      } catch (...) {
+#if defined(_OPENMP)
+#pragma omp critical(emgpu_kernel_lcn_exc)
+#endif
+        if (!err) err = std::current_exception();
       }
     }
+    if (err) std::rethrow_exception(err);
     std::size_t nr = 0, nb = 0;
     for (index_t c = 0; c < nc; ++c) nr += cell_rules[std::size_t(c)].size(), nb += cell_blocks[std::size_t(c)].size();
     d.rules.reserve(nr);

@@ -36,15 +36,24 @@ struct mom {
   /// centre) count as near when accurate_near is set; at least the two
   /// neighbours always do.
   double near_fraction = 1.0 / 8;
-  /// Gauss-Legendre points for near entries that are not adjacent.
+  /// Gauss-Legendre points for near entries that are not adjacent, in
+  /// 1..detail::max_rule_points (256). For an observer d off the middle of a
+  /// cell of length w, n points converge like rho^(-2n), rho = delta +
+  /// sqrt(delta^2 + 1), delta = 2 d / w: 8 give ~1e-15 from d ~ 2 w (the
+  /// nearest non-adjacent observers on a smooth contour), 256 from d ~ w / 30;
+  /// faces closer than that (thin bodies) want a finer mesh, not more points.
   int near_points = 8;
 
   /// @brief Unknowns at the chord midpoints, weights = chord lengths, and the
   ///        near plan.
-  /// @throws invalid_argument for near_fraction < 0 or near_points < 1.
+  /// @param m the mesh (its cells are used as flat chords).
+  /// @throws invalid_argument for near_fraction < 0 or not finite, or
+  ///         near_points outside 1..256.
   discretization discretize(const geometry::mesh& m) const {
-    emgpu::detail::require(near_fraction >= 0 && near_points >= 1,
-                           "emgpu::kernel::mom: near_fraction must be >= 0, near_points >= 1");
+    emgpu::detail::require(near_fraction >= 0 && std::isfinite(near_fraction),
+                           "emgpu::kernel::mom: near_fraction must be finite and >= 0");
+    emgpu::detail::require(near_points >= 1 && near_points <= detail::max_rule_points,
+                           "emgpu::kernel::mom: near_points must be in 1..256");
     discretization d;
     const index_t n = m.size();
     d.n = n;
@@ -67,6 +76,7 @@ struct mom {
     if (!accurate_near) return d;
     const auto flat = geometry::cell_shape::flat;
     detail::near_rule_builder rb(m, flat, {});
+    const auto gl = detail::gauss_legendre(near_points);  // once: O(near_points^2) to build
     const double radius = near_fraction * total;
     for (index_t c = 0; c < n; ++c) {  // source cell
       std::pair<index_t, index_t> uni{-1, -1};
@@ -82,7 +92,7 @@ struct mom {
           r = before != after ? rb.adjacent(c, before ? -1 : 1, o, {oc}, d.rules) : rb.graded(c, {oc}, d.rules);
         }
         else {
-          if (uni.first < 0) uni = detail::uniform_rule(m, flat, c, near_points, d.rules);
+          if (uni.first < 0) uni = detail::uniform_rule(m, flat, c, gl, d.rules);
           r = uni;
         }
         d.blocks.push_back({o, c, r.first, r.second});

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "../core/complex.hpp"
@@ -32,15 +33,37 @@ struct scattering2d_result {
   index_t columns() const noexcept { return index_t(incidence.size()); }
   double wavelength() const noexcept { return 2 * constants::pi / wavenumber; }
 
-  /// J_z at unknown i for incidence column r.
-  complex<double> current_at(index_t i, index_t r) const { return current[std::size_t(i + r * unknowns())]; }
+  /// @brief J_z at unknown i for incidence column r.
+  /// @throws invalid_argument for i or r out of range, or `current` not
+  ///         holding unknowns() x columns() values.
+  complex<double> current_at(index_t i, index_t r) const {
+    detail::require(i >= 0 && i < unknowns() && r >= 0 && r < columns(),
+                    "emgpu::scattering2d_result::current_at: index out of range");
+    check_current("emgpu::scattering2d_result::current_at");
+    return current[std::size_t(i + r * unknowns())];
+  }
+
+  /// @brief Throws unless `current` holds unknowns() x columns() values (the
+  ///        members are public, so a caller can leave them inconsistent).
+  /// @param who prefix of the message.
+  /// @throws invalid_argument when the sizes disagree.
+  void check_current(const char* who) const {
+    if (current.size() != x.size() * incidence.size() || y.size() != x.size() || w.size() != x.size())
+      throw invalid_argument(std::string(who) +
+                             ": result sizes disagree (current must be unknowns x columns, x, y, w one per unknown)");
+  }
 
   /// sigma (m) from a far-field integral value.
   double sigma_of(complex<double> p) const { return wavenumber * eta * eta / 4 * thrust::norm(p) / (e0 * e0); }
 
   /// @brief Bistatic echo width (m) at every observation angle for column r.
+  /// @throws invalid_argument for r out of range or `far_field` not holding
+  ///         observation x columns values.
   std::vector<double> echo_width(index_t r) const {
     detail::require(r >= 0 && r < columns(), "emgpu::scattering2d_result: column out of range");
+    detail::require(far_field.size() == observation.size() * incidence.size(),
+                    "emgpu::scattering2d_result::echo_width: result sizes disagree (far_field must be "
+                    "observation x columns)");
     std::vector<double> s(observation.size());
     for (std::size_t a = 0; a < s.size(); ++a) s[a] = sigma_of(far_field[a + std::size_t(r) * observation.size()]);
     return s;

@@ -22,11 +22,26 @@
 #include <limits>
 #include <vector>
 
+#include "../../core/error.hpp"
 #include "../../geometry/mesh.hpp"
 #include "../discretization.hpp"
 #include "rules.hpp"
 
 namespace emgpu::kernel::detail {
+
+/// @brief Largest size of any fine near rule (lcn log_points / panel_points,
+///        mom near_points).
+///
+/// Why 256: the defaults (16 log points per side, 14 per graded panel) reach
+/// ~1e-15 on cells up to a tenth of a wavelength, graded panels converging
+/// like (3 + sqrt 8)^(-2n) (1e-21 at n = 14). The points a rule needs grow
+/// about linearly with the cell's electrical length k h (the log rule gets
+/// Integral_0^1 cos(40 y) ln y dy to rounding with 64 points), so 256 covers
+/// cells tens of wavelengths long, far beyond where the q <= 10 node far rule
+/// (or MoM's one-point rule) is accurate at all. More points buy nothing and
+/// cost O(n^2) to build the rule (long double Newton on P_n) plus n Hankel
+/// values per near block in every fill.
+inline constexpr int max_rule_points = 256;
 
 /// Fine-rule sizes; the defaults give ~1e-15 relative on smooth cells.
 struct near_rule_options {
@@ -36,8 +51,9 @@ struct near_rule_options {
 
 class near_rule_builder {
  public:
+  /// @throws invalid_argument for rule sizes outside 1..max_rule_points.
   near_rule_builder(const geometry::mesh& m, geometry::cell_shape shape, near_rule_options o)
-      : m_(m), shape_(shape), o_(o), lr_(log_endpoint_rule(o.log_points)),
+      : m_(m), shape_(shape), o_(checked(o)), lr_(log_endpoint_rule(o.log_points)),
         gl_(gauss_legendre(o.panel_points)) {}
 
   /// Appends the self rule of cell c for the observer at s0; returns [begin, end).
@@ -126,6 +142,13 @@ class near_rule_builder {
   }
 
  private:
+  static near_rule_options checked(near_rule_options o) {
+    emgpu::detail::require(o.log_points >= 1 && o.log_points <= max_rule_points && o.panel_points >= 1 &&
+                               o.panel_points <= max_rule_points,
+                           "emgpu::kernel: near rule sizes must be in 1..256");
+    return o;
+  }
+
   void panel(index_t c, double s0, double s1, std::vector<rule_point>& out) const {
     const double mid = 0.5 * (s0 + s1), half = 0.5 * std::abs(s1 - s0);
     for (std::size_t i = 0; i < gl_.first.size(); ++i) {
@@ -145,12 +168,17 @@ class near_rule_builder {
 /// Cells whose interactions with cell c are corrected: c itself, `near_cells`
 /// neighbours on each side along the contour, and (if near_distance > 0) every
 /// cell with a node within near_distance * (length of c) of c's centre.
+/// A count beyond the mesh means every cell (the walk stops once it has
+/// covered the contour, so the work is bounded by the mesh, not the count).
 inline std::vector<index_t> near_cells(const geometry::mesh& m, index_t c, int near_cells_each_side,
                                        double near_distance, const std::vector<geometry::point2>& centres,
                                        const std::vector<double>& lengths) {
   std::vector<index_t> out{c};
   index_t p = c, n = c;
-  for (int i = 0; i < near_cells_each_side; ++i) {
+  // size() steps per side visit every cell of a closed contour, and an open
+  // one runs out (prev/next = -1) within them; more would only repeat cells.
+  const index_t steps = std::min<index_t>(index_t(std::max(near_cells_each_side, 0)), m.size());
+  for (index_t i = 0; i < steps && (p >= 0 || n >= 0); ++i) {
     if (p >= 0) p = m.prev(p);
     if (n >= 0) n = m.next(n);
     if (p >= 0) out.push_back(p);
@@ -172,14 +200,16 @@ inline std::vector<index_t> near_cells(const geometry::mesh& m, index_t c, int n
 
 namespace emgpu::kernel::detail {
 
-/// Appends an n-point Gauss-Legendre rule over the whole of cell c.
-inline std::pair<index_t, index_t> uniform_rule(const geometry::mesh& m, geometry::cell_shape shape,
-                                                index_t c, int n, std::vector<rule_point>& out) {
-  const auto [x, w] = gauss_legendre(n);
+/// Appends the Gauss-Legendre rule `gl` (nodes, weights on [-1, 1], built
+/// once per discretisation: building costs O(n^2)) over the whole of cell c.
+inline std::pair<index_t, index_t> uniform_rule(const geometry::mesh& m, geometry::cell_shape shape, index_t c,
+                                                const std::pair<std::vector<double>, std::vector<double>>& gl,
+                                                std::vector<rule_point>& out) {
+  const auto& [x, w] = gl;
   const index_t begin = index_t(out.size());
-  for (int i = 0; i < n; ++i) {
-    const auto p = m.eval(c, x[std::size_t(i)], shape);
-    out.push_back({p.r.x, p.r.y, x[std::size_t(i)], w[std::size_t(i)] * geometry::norm(p.dr), 0.0});
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const auto p = m.eval(c, x[i], shape);
+    out.push_back({p.r.x, p.r.y, x[i], w[i] * geometry::norm(p.dr), 0.0});
   }
   return {begin, index_t(out.size())};
 }
