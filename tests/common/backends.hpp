@@ -27,6 +27,18 @@ auto upload(const B& b, const std::vector<T>& h) {
   return to_backend(b, std::span<const T>(h.data(), h.size()));
 }
 
+/// what() of the emgpu::invalid_argument that f throws, "" when it throws none
+/// (for checks on the message, not just the type).
+template <class F>
+std::string invalid_argument_message(F&& f) {
+  try {
+    f();
+  } catch (const emgpu::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
 /// Relative 2-norm difference ||a - b|| / ||b|| of two host ranges.
 template <class VA, class VB>
 double rel_diff(const VA& a, const VB& b) {

@@ -517,18 +517,7 @@ TEMPLATE_LIST_TEST_CASE("fe_iiee: normals of any finite length (1e-200 .. 1e200)
   }
 }
 
-namespace {
-// what() of the emgpu::invalid_argument that f throws, "" when it throws none.
-template <class F>
-std::string invalid_argument_message(F&& f) {
-  try {
-    f();
-  } catch (const emgpu::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
-}
-}  // namespace
+using emgpu_test::invalid_argument_message;
 
 TEMPLATE_LIST_TEST_CASE("fe_iiee: min_separation must be finite and >= 0", "[fe_iiee]", emgpu_test::backends) {
   const TestType b{};

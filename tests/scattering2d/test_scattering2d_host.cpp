@@ -1,6 +1,5 @@
 // Host-only checks: contour generators and validation, the node-file reader,
 // the cell mesh, the Bessel recurrences and the Mie series against mpmath.
-#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -13,6 +12,7 @@
 #include <emgpu/geometry.hpp>
 #include <emgpu/kernel.hpp>
 
+#include "common/backends.hpp"
 #include "common/catch.hpp"
 
 namespace geo = emgpu::geometry;
@@ -278,15 +278,7 @@ long double series_y(int n, long double x, bool& beyond_double) {
   return beyond_double ? 0 : -std::exp(lg);
 }
 
-template <class F>
-std::string invalid_argument_message(F&& f) {
-  try {
-    f();
-  } catch (const emgpu::invalid_argument& e) {
-    return e.what();
-  }
-  return "no invalid_argument";
-}
+using emgpu_test::invalid_argument_message;
 
 }  // namespace
 
