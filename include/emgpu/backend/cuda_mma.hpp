@@ -1,6 +1,7 @@
 /// @file
-/// @brief Warp-level FP64 tensor-core product (mma.sync m8n8k4.f64) and
-///        cp.async copies, with equivalent fallbacks before sm_80, shared by
+/// @brief Warp-level FP64 tensor-core product (mma.sync m8n8k4.f64),
+///        cp.async copies (equivalent fallbacks before sm_80) and shared-memory
+///        accesses through a register-held address, shared by
 ///        the CUDA kernels that use them (FE-IIEE radiation, batched LU, the
 ///        batched SVD's U and V).
 ///
@@ -100,6 +101,34 @@ __device__ __forceinline__ void cp_async8z(double* smem, const double* gmem, int
 #else
   *smem = src_bytes > 0 ? *gmem : 0.0;
 #endif
+}
+/// @brief 32-bit shared-memory address of a __shared__ object, made opaque
+///        to the compiler so that it stays in a register.
+/// Why: nvcc rebuilds the address of a static __shared__ array from the
+/// CTA's window (S2UR, ULEA, a move) at nearly every use inside long
+/// unrolled loops; with the address opaque it is computed once, and
+/// ld_shared_f64 / st_shared_f64 below address from it (lu_mma_kernel at
+/// n = 32: 4.5 % fewer instructions, 3 % less time; docs/batched-log.md,
+/// session 42).
+__device__ __forceinline__ unsigned shared_addr(const void* smem) {
+  unsigned a = unsigned(__cvta_generic_to_shared(smem));
+  asm volatile("" : "+r"(a));
+  return a;
+}
+/// @brief N = 1 or 2 doubles from / to shared memory at a shared_addr
+///        address (aligned to 8 N bytes); volatile with a memory clobber, so
+///        ordered against the caller's other memory accesses and barriers.
+template <int N>
+__device__ __forceinline__ void ld_shared_f64(unsigned a, double (&v)[N]) {
+  static_assert(N == 1 || N == 2);
+  if constexpr (N == 1) asm volatile("ld.shared.f64 %0, [%1];" : "=d"(v[0]) : "r"(a) : "memory");
+  else asm volatile("ld.shared.v2.f64 {%0, %1}, [%2];" : "=d"(v[0]), "=d"(v[1]) : "r"(a) : "memory");
+}
+template <int N>
+__device__ __forceinline__ void st_shared_f64(unsigned a, const double (&v)[N]) {
+  static_assert(N == 1 || N == 2);
+  if constexpr (N == 1) asm volatile("st.shared.f64 [%0], %1;" ::"r"(a), "d"(v[0]) : "memory");
+  else asm volatile("st.shared.v2.f64 [%0], {%1, %2};" ::"r"(a), "d"(v[0]), "d"(v[1]) : "memory");
 }
 /// @brief Closes the calling thread's current group of cp.async copies.
 __device__ __forceinline__ void cp_async_commit() {
