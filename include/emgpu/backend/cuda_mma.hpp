@@ -130,6 +130,26 @@ __device__ __forceinline__ void st_shared_f64(unsigned a, const double (&v)[N]) 
   if constexpr (N == 1) asm volatile("st.shared.f64 [%0], %1;" ::"r"(a), "d"(v[0]) : "memory");
   else asm volatile("st.shared.v2.f64 [%0], {%1, %2};" ::"r"(a), "d"(v[0]), "d"(v[1]) : "memory");
 }
+/// @brief st_shared_f64 / st_shared_u32 done only where `on` is nonzero, as
+///        a predicated store: a run of them under one condition stays
+///        straight-line code (nvcc turns a run of plain stores under an `if`
+///        into a branch around them, three more instructions per run).
+template <int N>
+__device__ __forceinline__ void st_shared_f64_if(unsigned on, unsigned a, const double (&v)[N]) {
+  static_assert(N == 1 || N == 2);
+  if constexpr (N == 1)
+    asm volatile("{\n .reg .pred p;\n setp.ne.u32 p, %0, 0;\n @p st.shared.f64 [%1], %2;\n}" ::"r"(on), "r"(a),
+                 "d"(v[0])
+                 : "memory");
+  else
+    asm volatile("{\n .reg .pred p;\n setp.ne.u32 p, %0, 0;\n @p st.shared.v2.f64 [%1], {%2, %3};\n}" ::"r"(on),
+                 "r"(a), "d"(v[0]), "d"(v[1])
+                 : "memory");
+}
+__device__ __forceinline__ void st_shared_u32_if(unsigned on, unsigned a, unsigned v) {
+  asm volatile("{\n .reg .pred p;\n setp.ne.u32 p, %0, 0;\n @p st.shared.u32 [%1], %2;\n}" ::"r"(on), "r"(a), "r"(v)
+               : "memory");
+}
 /// @brief Closes the calling thread's current group of cp.async copies.
 __device__ __forceinline__ void cp_async_commit() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800

@@ -145,6 +145,11 @@ __device__ __forceinline__ void lu_mma_stu(unsigned a, T v) {
   else emgpu::detail::st_shared_f64<1>(a, {v});
 }
 template <class T>
+__device__ __forceinline__ void lu_mma_stu_if(unsigned on, unsigned a, T v) {
+  if constexpr (is_complex_v<T>) emgpu::detail::st_shared_f64_if<2>(on, a, {v.real(), v.imag()});
+  else emgpu::detail::st_shared_f64_if<1>(on, a, {v});
+}
+template <class T>
 __device__ __forceinline__ T lu_mma_ldu(unsigned a) {
   if constexpr (is_complex_v<T>) {
     double v[2];
@@ -184,6 +189,64 @@ __device__ __forceinline__ void lu_mma_step(T (&p)[8], int s, U&& u, T piv, int 
     }
   }
   if (row && pos == k) rowof[k] = me;
+}
+
+/// 1 / d for 2^-1000 <= |d| <= 2^1000: the instructions nvcc emits for the
+/// correctly rounded 1.0 / d on that range (reciprocal estimate, its low
+/// word seeded as nvcc seeds it, two Newton steps), so bit for bit its
+/// result, without nvcc's test for the out-of-range inputs and the branch to
+/// its slow path, which the caller's range test already excludes.
+__device__ __forceinline__ double lu_rcp_mid(double d) {
+  double y0;
+  asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(y0) : "d"(d));
+  y0 = __hiloint2double(__double2hiint(y0), __double2hiint(d) + 0x300402);
+  double e = ::fma(-d, y0, 1.0);
+  e = ::fma(e, e, e);
+  const double y = ::fma(y0, e, y0);
+  const double r = ::fma(-d, y, 1.0);
+  return ::fma(y, r, y);
+}
+
+/// lu_mma_step for lu_mma_kernel (same results bit for bit), with one
+/// branch for the common pivot: |piv|^2 (|piv| for real T) within
+/// 2^-1000..2^1000, so nonzero and finite, takes lu_rcp_mid and skips the
+/// zero test; zero, tiny, huge and non-finite pivots take lu_mma_step's
+/// path. upd (a candidate row other than the winner's) is whether the row
+/// is eliminated, known before the exchange of positions, which then stays
+/// off the path to the update. The winner already recorded itself as the
+/// row at position k; a zero pivot (no exchange) records the row at
+/// position k instead (lu_mma_step).
+template <class T, class U>
+__device__ __forceinline__ void lu_mma_step_mid(T (&p)[8], int s, U&& u, T piv, int k, int pk, bool row, bool upd,
+                                                int me, int& pos, int& inf, unsigned& zmask, int* rowof) {
+  double d;
+  if constexpr (is_complex_v<T>) d = piv.real() * piv.real() + piv.imag() * piv.imag();  // as lu_mma_div
+  else d = ::fabs(piv);
+  if (d >= 0x1p-1000 && d <= 0x1p+1000) {  // false for NaN and Inf
+    T uj[8];
+#pragma unroll
+    for (int j = s + 1; j < 8; ++j) uj[j] = u(j);
+    if (pos == pk) pos = k;
+    else if (pos == k) pos = pk;
+    if (upd) {
+      T l;
+      if constexpr (is_complex_v<T>) {
+        const double i = lu_rcp_mid(d);
+        const double x = piv.real(), y = piv.imag();
+        const double tr = ::fma(p[s].real(), x, p[s].imag() * y);
+        const double ti = ::fma(p[s].imag(), x, -(p[s].real() * y));
+        l = T(tr * i, ti * i);
+      } else {
+        l = p[s] * lu_rcp_mid(piv);
+      }
+      const T nl = -l;
+      p[s] = l;
+#pragma unroll
+      for (int j = s + 1; j < 8; ++j) p[j] = lu_fnma(p[j], nl, uj[j]);
+    }
+  } else {
+    lu_mma_step(p, s, u, piv, k, pk, row, me, pos, inf, zmask, rowof);
+  }
 }
 
 /// U12 = L11^-1 A12 for trailing column j on the panel's pivot rows (one
@@ -321,6 +384,11 @@ __device__ __forceinline__ void lu_mma_update(double* re, double* im, const int*
 /// compile time (the launcher uses N = 32 for n = 32): the row, panel-end
 /// and trailing-column tests fold away, 5.6 % fewer instructions and 3-4 %
 /// less time on an H200 (session 42), bit for bit the same factors.
+/// Session 43: the one-redux search, lu_mma_step_mid and the winner's
+/// predicated stores, 9 % fewer instructions (ncu, complex<double> n = 32),
+/// bit for bit the same factors; 1.02x at n = 32 and 1.07-1.09x at n = 17..28
+/// on an H200 (the L1 data pipe, 77-79 % busy, and the column step's chain
+/// bound n = 32 more than the instruction count; docs/batched-log.md).
 template <class T, class Loc, int C, int N = 0>
 __global__ void __launch_bounds__(32, C == 24 ? 16 : 12)
     lu_mma_kernel(Loc loc, int n_arg, index_t lda, index_t* ipiv, int* info) {
@@ -351,6 +419,7 @@ __global__ void __launch_bounds__(32, C == 24 ? 16 : 12)
   __syncwarp();
 
   const unsigned ua0 = emgpu::detail::shared_addr(&sm.u[0][0]);
+  const unsigned ra0 = emgpu::detail::shared_addr(&sm.rowof[0]);
   int pos = lane;
   int mypiv = lane;
   int inf = 0;
@@ -367,29 +436,42 @@ __global__ void __launch_bounds__(32, C == 24 ? 16 : 12)
         zmask |= 1u << s;
         continue;
       }
-      // The search key carries the lane, so that the pivot itself can come
-      // by shuffle (the shortest path to the reciprocal); the rest of the
-      // pivot row goes through shared memory meanwhile.
-      const lu_warp_winner w = lu_warp_argmax(row && pos >= k, abs1(p[s]), pos * 32 + lane);
+      // First one redux on the high word of the search key: when a single
+      // lane holds the largest, that lane wins (the rest of the key and the
+      // position cannot change the order), one redux and a vote instead of
+      // three reduxes on the path to the pivot, and the winner's position
+      // comes by shuffle off that path. Otherwise (ties in the high word,
+      // no candidate) the full search, whose key carries the lane.
+      const bool cand = row && pos >= k;
       int pk, wl;
-      if (w.H != 0u) {
-        pk = int(w.P >> 5);
-        wl = int(w.P & 31u);
-      } else {  // no candidate compares (all NaN): position k, as lu_factor_core
-        pk = k;
-        wl = __ffs(int(__ballot_sync(full, row && pos == k))) - 1;
+      const lu_warp_hi wh = lu_warp_argmax_hi(cand, abs1(p[s]));
+      if (__popc(wh.B) == 1) {
+        wl = __ffs(int(wh.B)) - 1;
+        pk = __shfl_sync(full, pos, wl);
+      } else {
+        const lu_warp_winner w = lu_warp_argmax(cand, abs1(p[s]), pos * 32 + lane);
+        if (w.H != 0u) {
+          pk = int(w.P >> 5);
+          wl = int(w.P & 31u);
+        } else {  // no candidate compares (all NaN): position k, as lu_factor_core
+          pk = k;
+          wl = __ffs(int(__ballot_sync(full, row && pos == k))) - 1;
+        }
       }
       if (lane == k) mypiv = pk;
+      // The winner offers the rest of its panel row and records itself as
+      // the row moving to position k (predicated stores, no branch); the
+      // pivot itself comes by shuffle, the shortest path to the reciprocal.
       const unsigned ua = ua0 + unsigned((k & 1) * 8 * sizeof(T));  // sm.u[k & 1]
-      if (lane == wl) {
+      const unsigned win = lane == wl;
 #pragma unroll
-        for (int j = s + 1; j < 8; ++j) lu_mma_stu(ua + unsigned(j * sizeof(T)), p[j]);
-      }
+      for (int j = s + 1; j < 8; ++j) lu_mma_stu_if(win, ua + unsigned(j * sizeof(T)), p[j]);
+      emgpu::detail::st_shared_u32_if(win, ra0 + unsigned(4 * k), unsigned(lane));
       const T piv = lu_mma_shfl(p[s], wl);
       __syncwarp();
-      lu_mma_step(
-          p, s, [&](int j) { return lu_mma_ldu<T>(ua + unsigned(j * sizeof(T))); }, piv, k, pk, row, lane, pos, inf,
-          zmask, sm.rowof);
+      lu_mma_step_mid(
+          p, s, [&](int j) { return lu_mma_ldu<T>(ua + unsigned(j * sizeof(T))); }, piv, k, pk, row,
+          cand && lane != wl, lane, pos, inf, zmask, sm.rowof);
     }
     const int k1 = k0 + 8;  // first trailing column
     if (k1 >= n) break;

@@ -116,6 +116,28 @@ __device__ __forceinline__ lu_warp_winner lu_warp_argmax(bool cand, R x, int pos
   return w;
 }
 
+/// The first stage of lu_warp_argmax alone: H, the largest high word of
+/// the key, and B, the lanes holding it. With one lane in B that lane is
+/// lu_warp_argmax's winner (its key is the unique maximum); otherwise the
+/// caller runs lu_warp_argmax (H == 0: no candidate, B = every lane).
+struct lu_warp_hi {
+  unsigned H, B;
+};
+template <class R>
+__device__ __forceinline__ lu_warp_hi lu_warp_argmax_hi(bool cand, R x) {
+  unsigned hi = 0u;
+  if (cand && !(x != x)) {
+    if constexpr (sizeof(R) == 8)
+      hi = unsigned(static_cast<unsigned long long>(__double_as_longlong(double(x))) >> 32) + 1u;
+    else
+      hi = __float_as_uint(float(x)) + 1u;
+  }
+  lu_warp_hi w;
+  w.H = __reduce_max_sync(0xffffffffu, hi);
+  w.B = __ballot_sync(0xffffffffu, hi == w.H);
+  return w;
+}
+
 /// Whether winner b beats winner a in the pivot order of lu_warp_argmax
 /// (larger key; on equal keys the smaller position), for merging the
 /// winners of several warps.
