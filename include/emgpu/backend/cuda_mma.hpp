@@ -107,7 +107,7 @@ __device__ __forceinline__ void cp_async8z(double* smem, const double* gmem, int
 /// Why: nvcc rebuilds the address of a static __shared__ array from the
 /// CTA's window (S2UR, ULEA, a move) at nearly every use inside long
 /// unrolled loops; with the address opaque it is computed once, and
-/// ld_shared_f64 / st_shared_f64 below address from it (lu_mma_kernel at
+/// ld_shared_f64 / st_shared_f64_if below address from it (lu_mma_kernel at
 /// n = 32: 4.5 % fewer instructions, 3 % less time; docs/batched-log.md,
 /// session 42).
 __device__ __forceinline__ unsigned shared_addr(const void* smem) {
@@ -115,25 +115,20 @@ __device__ __forceinline__ unsigned shared_addr(const void* smem) {
   asm volatile("" : "+r"(a));
   return a;
 }
-/// @brief N = 1 or 2 doubles from / to shared memory at a shared_addr
-///        address (aligned to 8 N bytes); volatile with a memory clobber, so
-///        ordered against the caller's other memory accesses and barriers.
+/// @brief N = 1 or 2 doubles from shared memory at a shared_addr address
+///        (aligned to 8 N bytes); volatile with a memory clobber, so ordered
+///        against the caller's other memory accesses and barriers.
 template <int N>
 __device__ __forceinline__ void ld_shared_f64(unsigned a, double (&v)[N]) {
   static_assert(N == 1 || N == 2);
   if constexpr (N == 1) asm volatile("ld.shared.f64 %0, [%1];" : "=d"(v[0]) : "r"(a) : "memory");
   else asm volatile("ld.shared.v2.f64 {%0, %1}, [%2];" : "=d"(v[0]), "=d"(v[1]) : "r"(a) : "memory");
 }
-template <int N>
-__device__ __forceinline__ void st_shared_f64(unsigned a, const double (&v)[N]) {
-  static_assert(N == 1 || N == 2);
-  if constexpr (N == 1) asm volatile("st.shared.f64 [%0], %1;" ::"r"(a), "d"(v[0]) : "memory");
-  else asm volatile("st.shared.v2.f64 [%0], {%1, %2};" ::"r"(a), "d"(v[0]), "d"(v[1]) : "memory");
-}
-/// @brief st_shared_f64 / st_shared_u32 done only where `on` is nonzero, as
-///        a predicated store: a run of them under one condition stays
-///        straight-line code (nvcc turns a run of plain stores under an `if`
-///        into a branch around them, three more instructions per run).
+/// @brief N = 1 or 2 doubles (or one 32-bit word) to shared memory at a
+///        shared_addr address, only where `on` is nonzero, as a predicated
+///        store, ordered as ld_shared_f64: a run of them under one condition
+///        stays straight-line code (nvcc turns a run of plain stores under an
+///        `if` into a branch around them, three more instructions per run).
 template <int N>
 __device__ __forceinline__ void st_shared_f64_if(unsigned on, unsigned a, const double (&v)[N]) {
   static_assert(N == 1 || N == 2);

@@ -138,12 +138,7 @@ __device__ __forceinline__ void lu_mma_load_row(const T* src, index_t lda, int c
 }
 
 /// The pivot row's panel entries of lu_mma_kernel, at a register-held
-/// shared address (emgpu::detail::shared_addr).
-template <class T>
-__device__ __forceinline__ void lu_mma_stu(unsigned a, T v) {
-  if constexpr (is_complex_v<T>) emgpu::detail::st_shared_f64<2>(a, {v.real(), v.imag()});
-  else emgpu::detail::st_shared_f64<1>(a, {v});
-}
+/// shared address (emgpu::detail::shared_addr); the store only where `on`.
 template <class T>
 __device__ __forceinline__ void lu_mma_stu_if(unsigned on, unsigned a, T v) {
   if constexpr (is_complex_v<T>) emgpu::detail::st_shared_f64_if<2>(on, a, {v.real(), v.imag()});
@@ -162,6 +157,27 @@ __device__ __forceinline__ T lu_mma_ldu(unsigned a) {
   }
 }
 
+/// The nonzero-pivot part of a column step: positions k and pk exchange,
+/// and where upd() (whether the row is still to be eliminated, asked after
+/// the exchange) the multiplier l = mult(p[s]) is stored and the panel
+/// entries after s are updated with the pivot row's u(j).
+template <class T, class U, class P, class M>
+__device__ __forceinline__ void lu_mma_eliminate(T (&p)[8], int s, U&& u, int k, int pk, int& pos, P&& upd,
+                                                 M&& mult) {
+  T uj[8];
+#pragma unroll
+  for (int j = s + 1; j < 8; ++j) uj[j] = u(j);
+  if (pos == pk) pos = k;
+  else if (pos == k) pos = pk;
+  if (upd()) {
+    const T l = mult(p[s]);
+    const T nl = -l;
+    p[s] = l;
+#pragma unroll
+    for (int j = s + 1; j < 8; ++j) p[j] = lu_fnma(p[j], nl, uj[j]);
+  }
+}
+
 /// Column step k (panel column s) once the pivot is known: its position
 /// pk, its value piv and the pivot row's panel entries u(j), j = s+1..7. A zero
 /// pivot sets info and masks the step (no swap, no update, as
@@ -175,18 +191,8 @@ __device__ __forceinline__ void lu_mma_step(T (&p)[8], int s, U&& u, T piv, int 
     if (inf == 0) inf = k + 1;
     zmask |= 1u << s;
   } else {
-    T uj[8];
-#pragma unroll
-    for (int j = s + 1; j < 8; ++j) uj[j] = u(j);
-    if (pos == pk) pos = k;
-    else if (pos == k) pos = pk;
-    if (row && pos > k) {
-      const T l = lu_mma_div(p[s], piv);
-      const T nl = -l;
-      p[s] = l;
-#pragma unroll
-      for (int j = s + 1; j < 8; ++j) p[j] = lu_fnma(p[j], nl, uj[j]);
-    }
+    lu_mma_eliminate(
+        p, s, u, k, pk, pos, [&] { return row && pos > k; }, [&](T a) { return lu_mma_div(a, piv); });
   }
   if (row && pos == k) rowof[k] = me;
 }
@@ -223,27 +229,17 @@ __device__ __forceinline__ void lu_mma_step_mid(T (&p)[8], int s, U&& u, T piv, 
   if constexpr (is_complex_v<T>) d = piv.real() * piv.real() + piv.imag() * piv.imag();  // as lu_mma_div
   else d = ::fabs(piv);
   if (d >= 0x1p-1000 && d <= 0x1p+1000) {  // false for NaN and Inf
-    T uj[8];
-#pragma unroll
-    for (int j = s + 1; j < 8; ++j) uj[j] = u(j);
-    if (pos == pk) pos = k;
-    else if (pos == k) pos = pk;
-    if (upd) {
-      T l;
-      if constexpr (is_complex_v<T>) {
+    lu_mma_eliminate(p, s, u, k, pk, pos, [upd] { return upd; }, [&](T a) {
+      if constexpr (is_complex_v<T>) {  // a * (1 / piv) as lu_mma_div forms it
         const double i = lu_rcp_mid(d);
         const double x = piv.real(), y = piv.imag();
-        const double tr = ::fma(p[s].real(), x, p[s].imag() * y);
-        const double ti = ::fma(p[s].imag(), x, -(p[s].real() * y));
-        l = T(tr * i, ti * i);
+        const double tr = ::fma(a.real(), x, a.imag() * y);
+        const double ti = ::fma(a.imag(), x, -(a.real() * y));
+        return T(tr * i, ti * i);
       } else {
-        l = p[s] * lu_rcp_mid(piv);
+        return a * lu_rcp_mid(piv);
       }
-      const T nl = -l;
-      p[s] = l;
-#pragma unroll
-      for (int j = s + 1; j < 8; ++j) p[j] = lu_fnma(p[j], nl, uj[j]);
-    }
+    });
   } else {
     lu_mma_step(p, s, u, piv, k, pk, row, me, pos, inf, zmask, rowof);
   }
