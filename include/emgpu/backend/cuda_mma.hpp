@@ -1,6 +1,7 @@
 /// @file
 /// @brief Warp-level FP64 tensor-core product (mma.sync m8n8k4.f64),
-///        cp.async copies (equivalent fallbacks before sm_80) and shared-memory
+///        cp.async copies (equivalent fallbacks before sm_80), bulk copies
+///        with their mbarriers (sm_90+) and shared-memory
 ///        accesses through a register-held address, shared by
 ///        the CUDA kernels that use them (FE-IIEE radiation, batched LU, the
 ///        batched SVD's U and V).
@@ -145,6 +146,58 @@ __device__ __forceinline__ void st_shared_u32_if(unsigned on, unsigned a, unsign
   asm volatile("{\n .reg .pred p;\n setp.ne.u32 p, %0, 0;\n @p st.shared.u32 [%1], %2;\n}" ::"r"(on), "r"(a), "r"(v)
                : "memory");
 }
+/// @brief Whether bulk_copy16 below is a bulk (TMA) copy: sm_90 and later.
+/// Why a bulk copy: it writes shared memory without passing through the
+/// load/store pipe that every LDS, STS and cp.async of a kernel shares
+/// (lu_mma_kernel, docs/batched-log.md, session 44).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define EMGPU_BULK_COPY 1
+#else
+#define EMGPU_BULK_COPY 0
+#endif
+
+/// @brief Initialises the mbarrier at shared address `bar` for one arrival
+///        and makes it visible to the bulk-copy unit (sm_90+).
+__device__ __forceinline__ void mbar_init1(unsigned bar) {
+#if EMGPU_BULK_COPY
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n"
+               "fence.mbarrier_init.release.cluster;\n"
+               "fence.proxy.async.shared::cta;" ::"r"(bar)
+               : "memory");
+#endif
+}
+/// @brief The mbarrier's one arrival, announcing `bytes` of bulk copies.
+__device__ __forceinline__ void mbar_expect(unsigned bar, unsigned bytes) {
+#if EMGPU_BULK_COPY
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+#endif
+}
+/// @brief Waits until phase 0 of the mbarrier completes (every announced
+///        byte landed); the landed bytes are then visible to the caller.
+__device__ __forceinline__ void mbar_wait0(unsigned bar) {
+#if EMGPU_BULK_COPY
+  asm volatile(
+      "{\n .reg .pred p;\n W: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0;\n @!p bra W;\n}" ::"r"(bar)
+      : "memory");
+#endif
+}
+/// @brief Invalidates a completed mbarrier (its word may then be reused).
+__device__ __forceinline__ void mbar_inval(unsigned bar) {
+#if EMGPU_BULK_COPY
+  asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
+#endif
+}
+/// @brief `bytes` (a multiple of 16) from global `src` (16-byte aligned) to
+///        shared address `dst` (16-byte aligned) as one bulk copy completing
+///        on the mbarrier `bar` (sm_90+ only: callers test EMGPU_BULK_COPY).
+__device__ __forceinline__ void bulk_copy16(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
+#if EMGPU_BULK_COPY
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+               "l"(__cvta_generic_to_global(src)), "r"(bytes), "r"(bar)
+               : "memory");
+#endif
+}
+
 /// @brief Closes the calling thread's current group of cp.async copies.
 __device__ __forceinline__ void cp_async_commit() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800

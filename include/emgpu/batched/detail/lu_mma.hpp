@@ -31,12 +31,13 @@
 /// factors agree with the team path to rounding; a zero pivot's column is
 /// masked out of L21 (the unblocked path skips that step's update).
 ///
-/// Layout per warp: real and imaginary planes, column-major with column
+/// Layout per warp (lu_mma_layout): for double, column-major with column
 /// stride lu_mma_lds = 34 doubles, so that the accumulator tiles (row l/4,
 /// columns 2(l%4) + e of an 8 x 8 tile) and a lane's row of a panel are read
-/// without bank conflicts. 2 x 32 x 34 x 8 B = 17.4 KB for complex<double>:
-/// 12 one-warp blocks per SM on Hopper (227 KB); n <= 24 holds 24 columns
-/// (13.4 KB, 16 blocks; see lu_mma_kernel).
+/// without bank conflicts (8.9 KB); for complex<double> since session 44,
+/// interleaved entries with column stride 33 (lu_mma_inter: 16.9 KB, 13
+/// one-warp blocks per SM on Hopper; n <= 24 holds 24 columns, 12.7 KB, 17
+/// blocks). The W-warp kernels (n > 32) keep real and imaginary planes.
 #pragma once
 
 #if defined(__CUDACC__)
@@ -62,15 +63,6 @@ constexpr int lu_mma_lds = 34;
 /// Whether lu_factor routes n to lu_mma_kernel for scalar type T.
 template <class T>
 inline constexpr bool lu_mma_type = std::is_same_v<T, double> || std::is_same_v<T, complex<double>>;
-
-/// Shared memory of lu_mma_kernel<T, Loc, C>.
-template <class T, int C>
-struct lu_mma_smem {
-  static constexpr int planes = is_complex_v<T> ? 2 : 1;
-  double a[planes][C * lu_mma_lds];  // the matrix, rows by original index
-  T u[2][8];                          // pivot row's panel entries, by step parity
-  int rowof[32];                      // original row at each position k (the U row of step k)
-};
 
 /// Entry (i, j) of a matrix kept as real / imaginary planes with column
 /// stride LDS (im is not read for real T).
@@ -183,10 +175,11 @@ __device__ __forceinline__ void lu_mma_eliminate(T (&p)[8], int s, U&& u, int k,
 /// pivot sets info and masks the step (no swap, no update, as
 /// lu_factor_core); otherwise the positions swap and a row still to be
 /// eliminated forms its multiplier and updates its panel entries. The row
-/// now at position k (original row `me` of the caller) is recorded.
-template <class T, class U>
+/// now at position k (original row `me` of the caller) is recorded in
+/// rowof[k] (R: int*, or lu_mma_inter's padding view).
+template <class T, class U, class R>
 __device__ __forceinline__ void lu_mma_step(T (&p)[8], int s, U&& u, T piv, int k, int pk, bool row, int me,
-                                            int& pos, int& inf, unsigned& zmask, int* rowof) {
+                                            int& pos, int& inf, unsigned& zmask, R rowof) {
   if (is_zero(piv)) {
     if (inf == 0) inf = k + 1;
     zmask |= 1u << s;
@@ -222,9 +215,9 @@ __device__ __forceinline__ double lu_rcp_mid(double d) {
 /// off the path to the update. The winner already recorded itself as the
 /// row at position k; a zero pivot (no exchange) records the row at
 /// position k instead (lu_mma_step).
-template <class T, class U>
+template <class T, class U, class R>
 __device__ __forceinline__ void lu_mma_step_mid(T (&p)[8], int s, U&& u, T piv, int k, int pk, bool row, bool upd,
-                                                int me, int& pos, int& inf, unsigned& zmask, int* rowof) {
+                                                int me, int& pos, int& inf, unsigned& zmask, R rowof) {
   double d;
   if constexpr (is_complex_v<T>) d = piv.real() * piv.real() + piv.imag() * piv.imag();  // as lu_mma_div
   else d = ::fabs(piv);
@@ -252,27 +245,48 @@ __device__ __forceinline__ void lu_mma_step_mid(T (&p)[8], int s, U&& u, T piv, 
 /// follow the panel. Without a per-step test of that the solve is one basic
 /// block, so every step's loads issue at once instead of one latency per
 /// step (1 % of lu_mma_kernel at n = 32, docs/batched-log.md, session 39).
-/// lof(s, rs, t) is L(rs, k0 + t) for the pivot row rs of step k0 + s, t < s
-/// (shared memory here; global memory in lu_mma_gkernel).
-template <class T, int LDS, class LOf>
-__device__ __forceinline__ void lu_mma_u12_with(double* re, double* im, const int* rowof, int j, int k0,
-                                                unsigned zmask, LOf&& lof) {
+/// get(i, c) / put(i, c, v) access entry (i, c) of the matrix, rowof[k] is
+/// the row at position k and lof(s, rs, t) is L(rs, k0 + t) for the pivot
+/// row rs of step k0 + s, t < s (shared memory, or global memory in
+/// lu_mma_gkernel).
+template <class T, class Get, class Put, class R, class LOf>
+__device__ __forceinline__ void lu_mma_u12_acc(Get&& get, Put&& put, R rowof, int j, int k0, unsigned zmask,
+                                               LOf&& lof) {
   T x[8];
 #pragma unroll
   for (int s = 0; s < 8; ++s) {
     const int rs = rowof[k0 + s];  // a zero pivot's row is still that step's U row
-    T v = lu_mma_get<T, LDS>(re, im, rs, j);
+    T v = get(rs, j);
 #pragma unroll
     for (int t = 0; t < s; ++t)
       if (!((zmask >> t) & 1u)) v = lu_fnma(v, -lof(s, rs, t), x[t]);
     x[s] = v;
-    lu_mma_put<T, LDS>(re, im, rs, j, v);
+    put(rs, j, v);
   }
+}
+/// lu_mma_u12_acc on real / imaginary planes with column stride LDS.
+template <class T, int LDS, class LOf>
+__device__ __forceinline__ void lu_mma_u12_with(double* re, double* im, const int* rowof, int j, int k0,
+                                                unsigned zmask, LOf&& lof) {
+  lu_mma_u12_acc<T>([&](int i, int c) { return lu_mma_get<T, LDS>(re, im, i, c); },
+                    [&](int i, int c, T v) { lu_mma_put<T, LDS>(re, im, i, c, v); }, rowof, j, k0, zmask, lof);
 }
 template <class T, int LDS>
 __device__ __forceinline__ void lu_mma_u12(double* re, double* im, const int* rowof, int j, int k0, unsigned zmask) {
   lu_mma_u12_with<T, LDS>(re, im, rowof, j, k0, zmask,
                           [&](int, int rs, int t) { return lu_mma_get<T, LDS>(re, im, rs, k0 + t); });
+}
+
+/// (cr + i ci) += (nlr + i nli)(ur + i ui) for row tiles rl (lo) and rh (hi)
+/// of the A fragments, once cr += nlr ur is done: the other three real
+/// products.
+__device__ __forceinline__ void lu_mma_ctile_rest(double (&crl)[2], double (&crh)[2], double (&cil)[2],
+                                                  double (&cih)[2], const double (&nlr)[4][2],
+                                                  const double (&nli)[4][2], int rl, int rh, const double (&ur)[2],
+                                                  const double (&ui)[2]) {
+  emgpu::detail::dmma_m16n8k8(crl, crh, nli[rl][0], nli[rh][0], nli[rl][1], nli[rh][1], -ui[0], -ui[1]);
+  emgpu::detail::dmma_m16n8k8(cil, cih, nlr[rl][0], nlr[rh][0], nlr[rl][1], nlr[rh][1], ui[0], ui[1]);
+  emgpu::detail::dmma_m16n8k8(cil, cih, nli[rl][0], nli[rh][0], nli[rl][1], nli[rh][1], ur[0], ur[1]);
 }
 
 /// A22 -= L21 U12 on the FP64 tensor cores for the 32 rows r0..r0+31 of the
@@ -311,13 +325,11 @@ __device__ __forceinline__ void lu_mma_apply(double* re, double* im, const doubl
       if (mlo) crl[0] = re[o0], crl[1] = re[o1];
       if (mhi) crh[0] = re[o0 + 8], crh[1] = re[o1 + 8];
       emgpu::detail::dmma_m16n8k8(crl, crh, nlr[rl][0], nlr[rh][0], nlr[rl][1], nlr[rh][1], ur[0], ur[1]);
-      if constexpr (cplx) {  // (cr + i ci) += (nlr + i nli)(ur + i ui)
+      if constexpr (cplx) {
         double cil[2] = {0.0, 0.0}, cih[2] = {0.0, 0.0};
         if (mlo) cil[0] = im[o0], cil[1] = im[o1];
         if (mhi) cih[0] = im[o0 + 8], cih[1] = im[o1 + 8];
-        emgpu::detail::dmma_m16n8k8(crl, crh, nli[rl][0], nli[rh][0], nli[rl][1], nli[rh][1], -ui[0], -ui[1]);
-        emgpu::detail::dmma_m16n8k8(cil, cih, nlr[rl][0], nlr[rh][0], nlr[rl][1], nlr[rh][1], ui[0], ui[1]);
-        emgpu::detail::dmma_m16n8k8(cil, cih, nli[rl][0], nli[rh][0], nli[rl][1], nli[rh][1], ur[0], ur[1]);
+        lu_mma_ctile_rest(crl, crh, cil, cih, nlr, nli, rl, rh, ur, ui);
         if (mlo) {
           im[o0] = cil[0];
           im[o1] = cil[1];
@@ -368,54 +380,265 @@ __device__ __forceinline__ void lu_mma_update(double* re, double* im, const int*
   lu_mma_apply<T, LDS>(re, im, nlr, nli, urow, r0, active, k1, n, lane);
 }
 
-/// n <= C (C = 24 or 32 columns in shared memory), one warp per matrix.
-/// The kernel is bound by issue latency at the 12 blocks per SM that 17.8 KB
-/// (C = 32, complex<double>) allow, so n <= 24 takes C = 24 (13.4 KB, 16
-/// blocks, still 96 registers): 1.14-1.20x for complex<double>, 1.07-1.13x for
-/// double at n = 17..24 on an H200, factors bit for bit equal. Holding
-/// only 24 columns at n > 24 (the last panel loaded after parking columns
-/// 0..7 in global memory, then left-looking) was bit for bit equal too but
-/// 0.80-0.83x: its mid-kernel global round trips cost more than the extra
-/// blocks give (docs/batched-log.md, session 35). N > 0 fixes n = N at
-/// compile time (the launcher uses N = 32 for n = 32): the row, panel-end
-/// and trailing-column tests fold away, 5.6 % fewer instructions and 3-4 %
-/// less time on an H200 (session 42), bit for bit the same factors.
-/// Session 43: the one-redux search, lu_mma_step_mid and the winner's
-/// predicated stores, 9 % fewer instructions (ncu, complex<double> n = 32),
-/// bit for bit the same factors; 1.02x at n = 32 and 1.07-1.09x at n = 17..28
-/// on an H200 (the L1 data pipe, 77-79 % busy, and the column step's chain
-/// bound n = 32 more than the instruction count; docs/batched-log.md).
+/// lu_mma_kernel's matrix as real / imaginary planes (one for real T),
+/// column stride lu_mma_lds = 34 doubles, with the pivot-row buffer and
+/// rowof beside it: 8.9 KB for double at C = 32 (the type it serves; see
+/// lu_mma_layout).
+template <class T, int C>
+struct lu_mma_planes {
+  static constexpr int planes = is_complex_v<T> ? 2 : 1;
+  static constexpr int min_blocks = C == 24 ? 16 : 12;
+  struct smem {
+    double a[planes][C * lu_mma_lds];  // the matrix, rows by original index
+    T u[2][8];                          // pivot row's panel entries, by step parity
+    int rowof[32];                      // original row at each position k (the U row of step k)
+  };
+  double* re;
+  double* im;
+  int* rowof;
+  unsigned ua0, ra0;
+  __device__ explicit lu_mma_planes(smem& sm)
+      : re(sm.a[0]), im(sm.a[planes - 1]), rowof(sm.rowof), ua0(emgpu::detail::shared_addr(&sm.u[0][0])),
+        ra0(emgpu::detail::shared_addr(&sm.rowof[0])) {}
+  __device__ T get(int i, int j) const { return lu_mma_get<T, lu_mma_lds>(re, im, i, j); }
+  __device__ void put(int i, int j, T v) const { lu_mma_put<T, lu_mma_lds>(re, im, i, j, v); }
+  /// Shared addresses of the pivot row's entry 0 at step parity par (entry
+  /// j u_stride bytes on), and of rowof[k].
+  static constexpr unsigned u_stride = sizeof(T);
+  __device__ unsigned u_addr(int par) const { return ua0 + unsigned(par * 8 * int(sizeof(T))); }
+  __device__ unsigned rowof_addr(int k) const { return ra0 + unsigned(4 * k); }
+  /// Every entry's copy in flight at once (cp.async, no registers), so that
+  /// a warp waits out the global latency once per matrix, not per column;
+  /// returns once the first panel's columns (a group of their own) landed,
+  /// so that its column steps start while the rest lands (wait_rest).
+  template <int N>
+  static __device__ void load(smem& sm, const T* base, index_t lda, int n, int lane) {
+    const bool row = lane < n;
+    const auto dst = [&](int c, int j) { return &sm.a[c][j * lu_mma_lds + lane]; };
+    lu_mma_load_row(base + lane, lda, 8, row ? n : 0, dst);
+    emgpu::detail::cp_async_commit();
+    lu_mma_load_row(base + lane + 8 * lda, lda, C - 8, row ? n - 8 : 0, [&](int c, int j) { return dst(c, j + 8); });
+    emgpu::detail::cp_async_commit();
+    emgpu::detail::cp_async_wait<1>();
+    __syncwarp();
+  }
+  template <int N>
+  __device__ void wait_rest() const {
+    emgpu::detail::cp_async_wait<0>();
+  }
+  template <int N>
+  __device__ void finish(int) const {}
+  __device__ void u12(int j, int k0, unsigned zmask) const { lu_mma_u12<T, lu_mma_lds>(re, im, rowof, j, k0, zmask); }
+  __device__ void update(unsigned active, unsigned zmask, int k0, int k1, int n, int lane) const {
+    lu_mma_update<T, lu_mma_lds>(re, im, rowof, 0, active, zmask, k0, k1, n, lane);
+  }
+};
+
+/// lu_mma_kernel's matrix for complex<double>: interleaved entries (16 B,
+/// as in global memory), column stride S = 33 entries. Why: with an odd
+/// stride, 8 lanes reading 8 consecutive rows or 8 consecutive columns
+/// (a panel row, a U12 column solve, an accumulator tile) hit 8 distinct
+/// 16-byte bank groups, and so do the L fragments once a panel's steps are
+/// spread over the fragment's k slots as 2m + c (lu_zmma_update); the
+/// planes layout (stride 34 doubles) had 2-way conflicts in the L fragments
+/// and U12 and needed 8-byte copies. The pivot-row buffer, rowof and (at
+/// n = 32 on sm_90+) two mbarriers live in row 32, the padding (unit
+/// 33 j + 32 of column j: u[par][j] in column 8 par + j, rowof[4 c + e] in
+/// column 16 + c, word e, the mbarriers in column 24), so a block needs only
+/// 32 x 33 x 16 = 16 896 B: 13 blocks per SM on Hopper (227 KB, 1 KB
+/// reserved per block, 128-byte granules) instead of 12; 24 columns
+/// 12 672 B, 17 blocks. At n = 32 on sm_90+ the matrix arrives as 32 bulk
+/// copies of a column (one per lane), which do not pass through the
+/// load/store pipe. Together 1.15x at n = 32 on an H200 (docs/batched-log.md,
+/// session 44).
+template <int C>
+struct lu_mma_inter {
+  using T = complex<double>;
+  static constexpr int S = 33;
+  static constexpr int min_blocks = C == 24 ? 17 : 13;
+  struct smem {
+    double2 a[C * S];
+  };
+  /// rowof in the padding, indexed as an array.
+  struct rowof_view {
+    int* w;
+    static __device__ constexpr int index(int k) { return ((16 + (k >> 2)) * S + 32) * 4 + (k & 3); }
+    __device__ int& operator[](int k) const { return w[index(k)]; }
+  };
+  double2* a;
+  rowof_view rowof;
+  unsigned a0;
+  __device__ explicit lu_mma_inter(smem& sm)
+      : a(sm.a), rowof{reinterpret_cast<int*>(sm.a)}, a0(emgpu::detail::shared_addr(&sm.a[0])) {}
+  __device__ T get(int i, int j) const {
+    const double2 v = a[j * S + i];
+    return T(v.x, v.y);
+  }
+  __device__ void put(int i, int j, T v) const { a[j * S + i] = make_double2(v.real(), v.imag()); }
+  static constexpr unsigned u_stride = S * 16;
+  __device__ unsigned u_addr(int par) const { return a0 + unsigned((par * 8 * S + 32) * 16); }
+  __device__ unsigned rowof_addr(int k) const { return a0 + unsigned(4 * rowof_view::index(k)); }
+  __device__ unsigned bar(int b) const { return a0 + unsigned((24 * S + 32) * 16 + 8 * b); }  // as in load
+  static constexpr bool bulk(int N) { return EMGPU_BULK_COPY && C == 32 && N == 32; }
+  template <int N>
+  static __device__ void load(smem& sm, const T* base, index_t lda, int n, int lane) {
+    double2* const a = sm.a;
+    const unsigned a0 = emgpu::detail::shared_addr(a);
+    const auto bar = [a0](int b) { return a0 + unsigned((24 * S + 32) * 16 + 8 * b); };
+    if constexpr (bulk(N)) {
+      // Column j (512 B, 16-byte aligned as every complex<double>) as one
+      // bulk copy by lane j; columns 0..7 complete on bar(0), so that the
+      // first panel starts while the rest lands on bar(1).
+      if (lane == 0) {
+        emgpu::detail::mbar_init1(bar(0));
+        emgpu::detail::mbar_init1(bar(1));
+        emgpu::detail::mbar_expect(bar(0), 8u * 512u);
+        emgpu::detail::mbar_expect(bar(1), 24u * 512u);
+      }
+      __syncwarp();
+      emgpu::detail::bulk_copy16(a0 + unsigned(lane * S * 16), base + index_t(lane) * lda, 512u,
+                                 bar(lane < 8 ? 0 : 1));
+      emgpu::detail::mbar_wait0(bar(0));
+    } else {
+      // One 16-byte cp.async per entry, zeros outside the n x n matrix.
+      const bool row = lane < n;
+      const T* src = base + lane;
+#pragma unroll 8
+      for (int j = 0; j < C; ++j) {
+        const bool in = row && j < n;
+        emgpu::detail::cp_async16(&a[j * S + lane], in ? src : base, in ? 16 : 0);
+        src += lda;
+        if (j == 7) emgpu::detail::cp_async_commit();
+      }
+      emgpu::detail::cp_async_commit();
+      emgpu::detail::cp_async_wait<1>();
+      __syncwarp();
+    }
+  }
+  template <int N>
+  __device__ void wait_rest() const {
+    if constexpr (bulk(N)) emgpu::detail::mbar_wait0(bar(1));
+    else emgpu::detail::cp_async_wait<0>();
+  }
+  template <int N>
+  __device__ void finish(int lane) const {
+    if constexpr (bulk(N)) {
+      if (lane == 0) {
+        emgpu::detail::mbar_inval(bar(0));
+        emgpu::detail::mbar_inval(bar(1));
+      }
+    }
+  }
+  __device__ void u12(int j, int k0, unsigned zmask) const {
+    lu_mma_u12_acc<T>([&](int i, int c) { return get(i, c); }, [&](int i, int c, T v) { put(i, c, v); }, rowof, j,
+                      k0, zmask, [&](int, int rs, int t) { return get(rs, k0 + t); });
+  }
+  /// lu_mma_update in this layout: lane (q, m) holds L(8 r + q, step 2 m + c)
+  /// as A fragment (r, c) and U(step 2 m + c, column jt + q) as B fragment
+  /// c, so that 8 lanes of a 128-bit access read 8 distinct bank groups.
+  __device__ void update(unsigned active, unsigned zmask, int k0, int k1, int n, int lane) const {
+    const int q = lane / 4, m = lane % 4;
+    double nlr[4][2], nli[4][2];
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        const int i = 8 * r + q, s = 2 * m + c;
+        nlr[r][c] = 0.0;
+        nli[r][c] = 0.0;
+        if (((active >> i) & 1u) && !((zmask >> s) & 1u)) {
+          const double2 v = a[(k0 + s) * S + i];
+          nlr[r][c] = -v.x;
+          nli[r][c] = -v.y;
+        }
+      }
+    int urow[2];
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+      const int s = 2 * m + c;
+      urow[c] = ((zmask >> s) & 1u) ? -1 : rowof[k0 + s];  // masked step: U read as 0 (0 * Inf would be NaN)
+    }
+#pragma unroll 1
+    for (int jt = k1; jt < n; jt += 8) {
+      double ur[2], ui[2];
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        ur[c] = 0.0;
+        ui[c] = 0.0;
+        if (urow[c] >= 0) {
+          const double2 v = a[(jt + q) * S + urow[c]];
+          ur[c] = v.x;
+          ui[c] = v.y;
+        }
+      }
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        if (((active >> (16 * h)) & 0xffffu) == 0u) continue;  // warp-uniform
+        const int o0 = (jt + 2 * m) * S + 16 * h + q, o1 = o0 + S;
+        const bool mlo = (active >> (16 * h + q)) & 1u, mhi = (active >> (16 * h + 8 + q)) & 1u;
+        double crl[2] = {0.0, 0.0}, crh[2] = {0.0, 0.0}, cil[2] = {0.0, 0.0}, cih[2] = {0.0, 0.0};
+        if (mlo) {
+          const double2 x0 = a[o0], x1 = a[o1];
+          crl[0] = x0.x, cil[0] = x0.y, crl[1] = x1.x, cil[1] = x1.y;
+        }
+        if (mhi) {
+          const double2 x0 = a[o0 + 8], x1 = a[o1 + 8];
+          crh[0] = x0.x, cih[0] = x0.y, crh[1] = x1.x, cih[1] = x1.y;
+        }
+        const int rl = 2 * h, rh = 2 * h + 1;
+        emgpu::detail::dmma_m16n8k8(crl, crh, nlr[rl][0], nlr[rh][0], nlr[rl][1], nlr[rh][1], ur[0], ur[1]);
+        lu_mma_ctile_rest(crl, crh, cil, cih, nlr, nli, rl, rh, ur, ui);
+        if (mlo) {
+          a[o0] = make_double2(crl[0], cil[0]);
+          a[o1] = make_double2(crl[1], cil[1]);
+        }
+        if (mhi) {
+          a[o0 + 8] = make_double2(crh[0], cih[0]);
+          a[o1 + 8] = make_double2(crh[1], cih[1]);
+        }
+      }
+    }
+  }
+};
+
+/// The layout of lu_mma_kernel for T: interleaved for complex<double>,
+/// planes for double (whose 8-byte entries the planes layout already reads
+/// without the complex case's conflicts).
+template <class T, int C>
+using lu_mma_layout = std::conditional_t<is_complex_v<T>, lu_mma_inter<C>, lu_mma_planes<T, C>>;
+
+/// n <= C (C = 24 or 32 columns in shared memory), one warp per matrix, the
+/// matrix as lu_mma_layout<T, C> keeps it. The kernel is bound by issue
+/// latency and the load/store pipe at the blocks per SM its shared memory
+/// allows, so n <= 24 takes C = 24 (more blocks): 1.14-1.20x for
+/// complex<double>, 1.07-1.13x for double at n = 17..24 on an H200, factors
+/// bit for bit equal (session 35, planes layout). Holding only 24 columns at
+/// n > 24 (the last panel loaded after parking columns 0..7 in global
+/// memory, then left-looking) was bit for bit equal too but 0.80-0.83x: its
+/// mid-kernel global round trips cost more than the extra blocks give
+/// (docs/batched-log.md, session 35). N > 0 fixes n = N at compile time
+/// (the launcher uses N = 32 for n = 32): the row, panel-end and
+/// trailing-column tests fold away, 5.6 % fewer instructions and 3-4 % less
+/// time on an H200 (session 42), bit for bit the same factors. Session 43:
+/// the one-redux search, lu_mma_step_mid and the winner's predicated
+/// stores, 9 % fewer instructions, 1.02x at n = 32 and 1.07-1.09x at
+/// n = 17..28. Session 44: lu_mma_inter for complex<double>.
 template <class T, class Loc, int C, int N = 0>
-__global__ void __launch_bounds__(32, C == 24 ? 16 : 12)
+__global__ void __launch_bounds__(32, lu_mma_layout<T, C>::min_blocks)
     lu_mma_kernel(Loc loc, int n_arg, index_t lda, index_t* ipiv, int* info) {
   static_assert(lu_mma_type<T> && (C == 24 || C == 32) && N >= 0 && N <= C);
   const int n = N > 0 ? N : n_arg;
-  constexpr int LDS = lu_mma_lds;
-  using smem = lu_mma_smem<T, C>;
-  __shared__ __align__(16) smem sm;
-  double* const re = sm.a[0];
-  double* const im = sm.a[smem::planes - 1];
+  using L = lu_mma_layout<T, C>;
+  __shared__ __align__(128) typename L::smem sm;
   const int lane = int(threadIdx.x);
   const unsigned full = 0xffffffffu;
   const index_t mat = index_t(blockIdx.x);
   T* const base = loc(mat);
   const bool row = lane < n;
 
-  // Load: every entry's copy in flight at once (cp.async, no registers), so
-  // that a warp waits out the global latency once per matrix, not per column;
-  // the first panel's columns as a group of their own, so that its column
-  // steps start while the rest lands (waited for before its U12 solve).
-  const auto dst = [&](int c, int j) { return &sm.a[c][j * LDS + lane]; };
-  lu_mma_load_row(base + lane, lda, 8, row ? n : 0, dst);
-  emgpu::detail::cp_async_commit();
-  lu_mma_load_row(base + lane + 8 * lda, lda, C - 8, row ? n - 8 : 0,
-                  [&](int c, int j) { return dst(c, j + 8); });
-  emgpu::detail::cp_async_commit();
-  emgpu::detail::cp_async_wait<1>();
-  __syncwarp();
+  L::template load<N>(sm, base, lda, n, lane);
+  const L lay(sm);
 
-  const unsigned ua0 = emgpu::detail::shared_addr(&sm.u[0][0]);
-  const unsigned ra0 = emgpu::detail::shared_addr(&sm.rowof[0]);
   int pos = lane;
   int mypiv = lane;
   int inf = 0;
@@ -423,7 +646,7 @@ __global__ void __launch_bounds__(32, C == 24 ? 16 : 12)
 #pragma unroll 1
   for (int k0 = 0; k0 < n; k0 += 8) {
 #pragma unroll
-    for (int s = 0; s < 8; ++s) p[s] = lu_mma_get<T, LDS>(re, im, lane, k0 + s);
+    for (int s = 0; s < 8; ++s) p[s] = lay.get(lane, k0 + s);
     unsigned zmask = 0u;  // steps of this panel with no update (zero pivot, or k >= n)
 #pragma unroll
     for (int s = 0; s < 8; ++s) {
@@ -458,29 +681,29 @@ __global__ void __launch_bounds__(32, C == 24 ? 16 : 12)
       // The winner offers the rest of its panel row and records itself as
       // the row moving to position k (predicated stores, no branch); the
       // pivot itself comes by shuffle, the shortest path to the reciprocal.
-      const unsigned ua = ua0 + unsigned((k & 1) * 8 * sizeof(T));  // sm.u[k & 1]
+      const unsigned ua = lay.u_addr(k & 1);
       const unsigned win = lane == wl;
 #pragma unroll
-      for (int j = s + 1; j < 8; ++j) lu_mma_stu_if(win, ua + unsigned(j * sizeof(T)), p[j]);
-      emgpu::detail::st_shared_u32_if(win, ra0 + unsigned(4 * k), unsigned(lane));
+      for (int j = s + 1; j < 8; ++j) lu_mma_stu_if(win, ua + j * L::u_stride, p[j]);
+      emgpu::detail::st_shared_u32_if(win, lay.rowof_addr(k), unsigned(lane));
       const T piv = lu_mma_shfl(p[s], wl);
       __syncwarp();
       lu_mma_step_mid(
-          p, s, [&](int j) { return lu_mma_ldu<T>(ua + unsigned(j * sizeof(T))); }, piv, k, pk, row,
-          cand && lane != wl, lane, pos, inf, zmask, sm.rowof);
+          p, s, [&](int j) { return lu_mma_ldu<T>(ua + j * L::u_stride); }, piv, k, pk, row, cand && lane != wl,
+          lane, pos, inf, zmask, lay.rowof);
     }
     const int k1 = k0 + 8;  // first trailing column
     if (k1 >= n) break;
 #pragma unroll
-    for (int s = 0; s < 8; ++s) lu_mma_put<T, LDS>(re, im, lane, k0 + s, p[s]);
+    for (int s = 0; s < 8; ++s) lay.put(lane, k0 + s, p[s]);
     // Rows still to be eliminated: their panel entries are L21.
     const unsigned active = __ballot_sync(full, row && pos >= k1);
-    if (k0 == 0) emgpu::detail::cp_async_wait<0>();  // columns 8.. for the solve and update
+    if (k0 == 0) lay.template wait_rest<N>();  // columns 8.. for the solve and update
     __syncwarp();
 
-    if (k1 + lane < n) lu_mma_u12<T, LDS>(re, im, sm.rowof, k1 + lane, k0, zmask);
+    if (k1 + lane < n) lay.u12(k1 + lane, k0, zmask);
     __syncwarp();
-    lu_mma_update<T, LDS>(re, im, sm.rowof, 0, active, zmask, k0, k1, n, lane);
+    lay.update(active, zmask, k0, k1, n, lane);
     __syncwarp();
   }
 
@@ -488,13 +711,14 @@ __global__ void __launch_bounds__(32, C == 24 ? 16 : 12)
     T* out = base + pos;  // stepped by lda: no 64-bit product per column
     const int kl = (n - 1) / 8 * 8;  // the last panel's first column
 #pragma unroll 8
-    for (int j = 0; j < kl; ++j, out += lda) *out = lu_mma_get<T, LDS>(re, im, lane, j);
+    for (int j = 0; j < kl; ++j, out += lda) *out = lay.get(lane, j);
 #pragma unroll
     for (int s = 0; s < 8; ++s, out += lda)
       if (kl + s < n) *out = p[s];
     ipiv[mat * n + lane] = index_t(mypiv);
   }
   if (lane == 0) info[mat] = inf;
+  lay.template finish<N>(lane);
 }
 
 /// n = 33..128: W = ceil(n / 32) warps per matrix, thread t owning row t (so
