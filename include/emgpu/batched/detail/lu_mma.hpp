@@ -351,32 +351,45 @@ __device__ __forceinline__ void lu_mma_apply(double* re, double* im, const doubl
   }
 }
 
-/// lu_mma_apply with L21 from the panel columns k0..k0+7 in shared memory.
-template <class T, int LDS>
-__device__ __forceinline__ void lu_mma_update(double* re, double* im, const int* rowof, int r0, unsigned active,
-                                              unsigned zmask, int k0, int k1, int n, int lane) {
+/// The fragments of a panel's update for lane (q, m) = (lane / 4, lane % 4):
+/// nlr / nli[r][c] = -L(8 r + q, step(c, m)) as ld(i, s, nlr, nli) loads
+/// them (zero on rows outside `active` and on the steps of zmask), and
+/// urow[c] the pivot row of step(c, m) (-1 for a step of zmask: U read as
+/// 0, since 0 * Inf would be NaN).
+template <class Step, class Ld, class R>
+__device__ __forceinline__ void lu_mma_frags(double (&nlr)[4][2], double (&nli)[4][2], int (&urow)[2], unsigned active,
+                                             unsigned zmask, int k0, int lane, Step&& step, Ld&& ld, R rowof) {
   const int q = lane / 4, m = lane % 4;
-  double nlr[4][2], nli[4][2];
 #pragma unroll
   for (int r = 0; r < 4; ++r)
 #pragma unroll
     for (int c = 0; c < 2; ++c) {
-      const int i = 8 * r + q, s = 4 * c + m;
-      const bool on = ((active >> i) & 1u) && !((zmask >> s) & 1u);
-      const int o = (k0 + s) * LDS + r0 + i;
+      const int i = 8 * r + q, s = step(c, m);
       nlr[r][c] = 0.0;
       nli[r][c] = 0.0;
-      if (on) {
-        nlr[r][c] = -re[o];
-        if constexpr (is_complex_v<T>) nli[r][c] = -im[o];
-      }
+      if (((active >> i) & 1u) && !((zmask >> s) & 1u)) ld(i, s, nlr[r][c], nli[r][c]);
     }
-  int urow[2];
 #pragma unroll
   for (int c = 0; c < 2; ++c) {
-    const int s = 4 * c + m;
+    const int s = step(c, m);
     urow[c] = ((zmask >> s) & 1u) ? -1 : rowof[k0 + s];
   }
+}
+
+/// lu_mma_apply with L21 from the panel columns k0..k0+7 in shared memory.
+template <class T, int LDS>
+__device__ __forceinline__ void lu_mma_update(double* re, double* im, const int* rowof, int r0, unsigned active,
+                                              unsigned zmask, int k0, int k1, int n, int lane) {
+  double nlr[4][2], nli[4][2];
+  int urow[2];
+  lu_mma_frags(
+      nlr, nli, urow, active, zmask, k0, lane, [](int c, int m) { return 4 * c + m; },
+      [&](int i, int s, double& lr, double& li) {
+        const int o = (k0 + s) * LDS + r0 + i;
+        lr = -re[o];
+        if constexpr (is_complex_v<T>) li = -im[o];
+      },
+      rowof);
   lu_mma_apply<T, LDS>(re, im, nlr, nli, urow, r0, active, k1, n, lane);
 }
 
@@ -539,25 +552,15 @@ struct lu_mma_inter {
   __device__ void update(unsigned active, unsigned zmask, int k0, int k1, int n, int lane) const {
     const int q = lane / 4, m = lane % 4;
     double nlr[4][2], nli[4][2];
-#pragma unroll
-    for (int r = 0; r < 4; ++r)
-#pragma unroll
-      for (int c = 0; c < 2; ++c) {
-        const int i = 8 * r + q, s = 2 * m + c;
-        nlr[r][c] = 0.0;
-        nli[r][c] = 0.0;
-        if (((active >> i) & 1u) && !((zmask >> s) & 1u)) {
-          const double2 v = a[(k0 + s) * S + i];
-          nlr[r][c] = -v.x;
-          nli[r][c] = -v.y;
-        }
-      }
     int urow[2];
-#pragma unroll
-    for (int c = 0; c < 2; ++c) {
-      const int s = 2 * m + c;
-      urow[c] = ((zmask >> s) & 1u) ? -1 : rowof[k0 + s];  // masked step: U read as 0 (0 * Inf would be NaN)
-    }
+    lu_mma_frags(
+        nlr, nli, urow, active, zmask, k0, lane, [](int c, int mm) { return 2 * mm + c; },
+        [&](int i, int s, double& lr, double& li) {
+          const double2 v = a[(k0 + s) * S + i];
+          lr = -v.x;
+          li = -v.y;
+        },
+        rowof);
 #pragma unroll 1
     for (int jt = k1; jt < n; jt += 8) {
       double ur[2], ui[2];
