@@ -452,7 +452,7 @@ struct lu_mma_planes {
 /// stride, 8 lanes reading 8 consecutive rows or 8 consecutive columns
 /// (a panel row, a U12 column solve, an accumulator tile) hit 8 distinct
 /// 16-byte bank groups, and so do the L fragments once a panel's steps are
-/// spread over the fragment's k slots as 2m + c (lu_zmma_update); the
+/// spread over the fragment's k slots as 2m + c (update below); the
 /// planes layout (stride 34 doubles) had 2-way conflicts in the L fragments
 /// and U12 and needed 8-byte copies. The pivot-row buffer, rowof and (at
 /// n = 32 on sm_90+) two mbarriers live in row 32, the padding (unit
@@ -462,7 +462,7 @@ struct lu_mma_planes {
 /// reserved per block, 128-byte granules) instead of 12; 24 columns
 /// 12 672 B, 17 blocks. At n = 32 on sm_90+ the matrix arrives as 32 bulk
 /// copies of a column (one per lane), which do not pass through the
-/// load/store pipe. Together 1.15x at n = 32 on an H200 (docs/batched-log.md,
+/// load/store pipe. Together 1.14x at n = 32 on an H200 (docs/batched-log.md,
 /// session 44).
 template <int C>
 struct lu_mma_inter {
@@ -491,13 +491,14 @@ struct lu_mma_inter {
   static constexpr unsigned u_stride = S * 16;
   __device__ unsigned u_addr(int par) const { return a0 + unsigned((par * 8 * S + 32) * 16); }
   __device__ unsigned rowof_addr(int k) const { return a0 + unsigned(4 * rowof_view::index(k)); }
-  __device__ unsigned bar(int b) const { return a0 + unsigned((24 * S + 32) * 16 + 8 * b); }  // as in load
-  static constexpr bool bulk(int N) { return EMGPU_BULK_COPY && C == 32 && N == 32; }
+  /// Byte offset of mbarrier b (0, 1) from the matrix: the padding of column 24.
+  static EMGPU_HD constexpr unsigned bar_off(int b) { return unsigned((24 * S + 32) * 16 + 8 * b); }
+  static EMGPU_HD constexpr bool bulk(int N) { return EMGPU_BULK_COPY && C == 32 && N == 32; }
   template <int N>
   static __device__ void load(smem& sm, const T* base, index_t lda, int n, int lane) {
     double2* const a = sm.a;
     const unsigned a0 = emgpu::detail::shared_addr(a);
-    const auto bar = [a0](int b) { return a0 + unsigned((24 * S + 32) * 16 + 8 * b); };
+    const auto bar = [a0](int b) { return a0 + bar_off(b); };
     if constexpr (bulk(N)) {
       // Column j (512 B, 16-byte aligned as every complex<double>) as one
       // bulk copy by lane j; columns 0..7 complete on bar(0), so that the
@@ -530,15 +531,15 @@ struct lu_mma_inter {
   }
   template <int N>
   __device__ void wait_rest() const {
-    if constexpr (bulk(N)) emgpu::detail::mbar_wait0(bar(1));
+    if constexpr (bulk(N)) emgpu::detail::mbar_wait0(a0 + bar_off(1));
     else emgpu::detail::cp_async_wait<0>();
   }
   template <int N>
   __device__ void finish(int lane) const {
     if constexpr (bulk(N)) {
       if (lane == 0) {
-        emgpu::detail::mbar_inval(bar(0));
-        emgpu::detail::mbar_inval(bar(1));
+        emgpu::detail::mbar_inval(a0 + bar_off(0));
+        emgpu::detail::mbar_inval(a0 + bar_off(1));
       }
     }
   }
