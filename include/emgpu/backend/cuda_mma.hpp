@@ -187,6 +187,19 @@ __device__ __forceinline__ void mbar_inval(unsigned bar) {
   asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
 #endif
 }
+/// @brief True in exactly one lane of the (converged, full) warp.
+/// Why not `lane == 0`: behind elect.sync ptxas knows one lane runs the
+/// block, so bulk copies in it are issued once each instead of through its
+/// loop over the active lanes' operands.
+__device__ __forceinline__ bool elect_one() {
+#if EMGPU_BULK_COPY
+  unsigned e;
+  asm volatile("{\n .reg .pred p;\n elect.sync _|p, 0xffffffff;\n selp.u32 %0, 1, 0, p;\n}" : "=r"(e));
+  return e != 0u;
+#else
+  return (threadIdx.x & 31u) == 0u;
+#endif
+}
 /// @brief `bytes` (a multiple of 16) from global `src` (16-byte aligned) to
 ///        shared address `dst` (16-byte aligned) as one bulk copy completing
 ///        on the mbarrier `bar` (sm_90+ only: callers test EMGPU_BULK_COPY).

@@ -461,7 +461,7 @@ struct lu_mma_planes {
 /// 32 x 33 x 16 = 16 896 B: 13 blocks per SM on Hopper (227 KB, 1 KB
 /// reserved per block, 128-byte granules) instead of 12; 24 columns
 /// 12 672 B, 17 blocks. At n = 32 on sm_90+ the matrix arrives as 32 bulk
-/// copies of a column (one per lane), which do not pass through the
+/// copies of a column (issued by one lane), which do not pass through the
 /// load/store pipe. Together 1.14x at n = 32 on an H200 (docs/batched-log.md,
 /// session 44).
 template <int C>
@@ -501,17 +501,20 @@ struct lu_mma_inter {
     const auto bar = [a0](int b) { return a0 + bar_off(b); };
     if constexpr (bulk(N)) {
       // Column j (512 B, 16-byte aligned as every complex<double>) as one
-      // bulk copy by lane j; columns 0..7 complete on bar(0), so that the
-      // first panel starts while the rest lands on bar(1).
-      if (lane == 0) {
+      // bulk copy, all 32 issued by one elected lane (one lane each: 3 %
+      // more instructions, 0.6-0.9 % slower on an H200); columns 0..7
+      // complete on bar(0), so that the first panel starts while the rest
+      // lands on bar(1).
+      if (emgpu::detail::elect_one()) {
         emgpu::detail::mbar_init1(bar(0));
         emgpu::detail::mbar_init1(bar(1));
         emgpu::detail::mbar_expect(bar(0), 8u * 512u);
         emgpu::detail::mbar_expect(bar(1), 24u * 512u);
+#pragma unroll
+        for (int j = 0; j < 32; ++j)
+          emgpu::detail::bulk_copy16(a0 + unsigned(j * S * 16), base + index_t(j) * lda, 512u, bar(j < 8 ? 0 : 1));
       }
       __syncwarp();
-      emgpu::detail::bulk_copy16(a0 + unsigned(lane * S * 16), base + index_t(lane) * lda, 512u,
-                                 bar(lane < 8 ? 0 : 1));
       emgpu::detail::mbar_wait0(bar(0));
     } else {
       // One 16-byte cp.async per entry, zeros outside the n x n matrix.
