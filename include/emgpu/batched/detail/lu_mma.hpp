@@ -462,7 +462,7 @@ struct lu_mma_planes {
 /// reserved per block, 128-byte granules) instead of 12; 24 columns
 /// 12 672 B, 17 blocks. At n = 32 on sm_90+ the matrix arrives as 32 bulk
 /// copies of a column (issued by one lane), which do not pass through the
-/// load/store pipe. Together 1.14x at n = 32 on an H200 (docs/batched-log.md,
+/// load/store pipe. Together 1.15x at n = 32 on an H200 (docs/batched-log.md,
 /// session 44).
 template <int C>
 struct lu_mma_inter {
